@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ljsnap.bpf.c -- the sampling program.  It copies, it never walks.
+ *
+ * Per cpu-clock sample of a target task it emits one ring-buffer record:
+ * the user registers, the kernel stack, a page-bounded copy of the user
+ * stack, and for a thread of a registered LuaJIT process raw windows of
+ * global_State, the running lua_State, its used Lua stack slots, the
+ * resumer threads of coroutines and the current trace header.  Offsets come
+ * from userspace (proc_cfg); memory stays O(processes + threads).
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bpf/ljsnap.h"
+#include "bpf/ljsnap_kern.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* -- Configuration (rodata, set before load) ------------------------------ */
+
+const volatile __u32 cfg_filter_all = 0;	/* -a: every process */
+const volatile __u32 cfg_self_pid = 0;		/* never sample the recorder */
+const volatile __u32 cfg_ustack_bytes = LJS_USTACK_DEFAULT;
+
+/* -- Maps ------------------------------------------------------------------ */
+
+struct ljs_scratch {
+	__u8 b[LJS_SCRATCH_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20);		/* resized by userspace */
+} events SEC(".maps");
+
+/* One scratch record per CPU (a plain array: per-CPU values are capped at 32 KiB). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);			/* set to the number of CPUs */
+	__type(key, __u32);
+	__type(value, struct ljs_scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);			/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct ljs_proc_cfg);
+} proc_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);			/* tid */
+	__type(value, __u64);			/* validated global_State */
+} tid_g SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LJS_ERR__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} errs SEC(".maps");
+
+/* -- Small helpers ----------------------------------------------------------- */
+
+/* Bump one per-reason counter. */
+static __always_inline void err_inc(__u32 reason)
+{
+	__u64 *v = bpf_map_lookup_elem(&errs, &reason);
+
+	if (v)
+		*v += 1;
+}
+
+/* Is this process one we sample? */
+static __always_inline int is_target(__u32 tgid)
+{
+	if (tgid == 0 || tgid == cfg_self_pid)
+		return 0;
+	if (cfg_filter_all)
+		return 1;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Read a u64 of the target; 0 on fault (0 is never a valid pointer). */
+static __always_inline __u64 rd64(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* Read a u32 of the target; 0 on fault. */
+static __always_inline __u32 rd32(__u64 addr)
+{
+	__u32 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* Read a GCRef/MRef (8 bytes in GC64, 4 otherwise); 0 on fault. */
+static __always_inline __u64 rdref(__u64 addr, __u32 gc64)
+{
+	return gc64 ? rd64(addr) : rd32(addr);
+}
+
+/* -- Record building ----------------------------------------------------------- */
+
+struct rec {
+	__u32 cpu;		/* scratch key */
+	__u32 off;		/* bytes used so far */
+	__u32 nsec;
+	__u32 depth;		/* resumer depth for RES_* sections */
+	__u32 tgid;
+	__u32 gc64;
+	__u64 cf;		/* cframe being followed by res_step() */
+	/* the next section to emit (BPF functions take at most five arguments) */
+	__u64 q_addr;
+	__u32 q_kind, q_want, q_full, q_aux, q_cut;
+};
+
+struct copy_ctx {
+	__u64 src;
+	__u32 cpu;
+	__u32 off;		/* where the next byte goes in the record */
+	__u32 left;		/* bytes still wanted */
+	__u32 done;		/* bytes copied */
+	__u32 fault;
+};
+
+/* bpf_loop callback: copy the next chunk, never crossing a source page. */
+static long copy_chunk(__u32 i, void *data)
+{
+	struct copy_ctx *c = data;
+	__u32 key = c->cpu;
+	__u8 *buf;
+	__u32 n, pg_left;
+
+	if (c->left == 0)
+		return 1;
+	buf = bpf_map_lookup_elem(&scratch, &key);
+	if (!buf) {
+		c->fault = 1;
+		return 1;
+	}
+	pg_left = LJS_PAGE_SIZE - (__u32)(c->src & (LJS_PAGE_SIZE - 1));
+	n = c->left < pg_left ? c->left : pg_left;
+	barrier_var(n);
+	if (n > LJS_PAGE_SIZE)
+		n = LJS_PAGE_SIZE;
+	if (bpf_probe_read_user(buf + (c->off & LJS_REC_OFF_MASK), n, (const void *)c->src)) {
+		c->fault = 1;
+		return 1;
+	}
+	c->src += n;
+	c->off += n;
+	c->left -= n;
+	c->done += n;
+	return 0;
+}
+
+/*
+ * (Global functions: the verifier checks each once, not once per call.)
+ *
+ * Append the section described by r->q_*: header, then up to q_want bytes
+ * from q_addr, copied page by page so a fault keeps what came before it.
+ * q_cut says the caller already shortened the window to the budget (q_full
+ * is what was wanted before that).  Returns bytes copied.
+ */
+__noinline __u32 emit_section(struct rec *r)
+{
+	struct copy_ctx c = {};
+	struct ljs_sec_hdr *h;
+	__u32 hoff, room, want, cut;
+	__u8 *buf;
+
+	if (!r)
+		return 0;
+	hoff = r->off;
+	want = r->q_want;
+	cut = r->q_cut;
+	if (hoff + sizeof(*h) >= LJS_REC_MAX) {
+		err_inc(LJS_ERR_REC_FULL);
+		return 0;
+	}
+	room = LJS_REC_MAX - hoff - sizeof(*h);
+	if (want > room) {
+		want = room;
+		err_inc(LJS_ERR_REC_FULL);
+		cut = 1;
+	}
+	c.src = r->q_addr;
+	c.cpu = r->cpu;
+	c.off = hoff + sizeof(*h);
+	c.left = want;
+	bpf_loop(LJS_REC_MAX / LJS_PAGE_SIZE + 1, copy_chunk, &c, 0);
+
+	buf = bpf_map_lookup_elem(&scratch, &r->cpu);
+	if (!buf)
+		return 0;
+	h = (void *)(buf + (hoff & LJS_REC_OFF_MASK));
+	h->kind = r->q_kind;
+	h->status = c.fault ? (c.done ? LJS_ST_PARTIAL : LJS_ST_FAULT)
+			    : (cut ? LJS_ST_TRUNCATED : LJS_ST_OK);
+	h->len = c.done;
+	h->addr = r->q_addr;
+	h->want = r->q_full;
+	h->aux = r->q_aux;
+	r->off = hoff + sizeof(*h) + ((c.done + 7) & ~7U);
+	r->nsec++;
+	return c.done;
+}
+
+/* Emit a whole window of `len` bytes at addr. */
+static __always_inline __u32 emit_window(struct rec *r, __u32 kind, __u64 addr, __u32 len, __u32 aux)
+{
+	r->q_kind = kind;
+	r->q_addr = addr;
+	r->q_want = len;
+	r->q_full = len;
+	r->q_aux = aux;
+	r->q_cut = 0;
+	return emit_section(r);
+}
+
+/*
+ * Append the Lua stack window of thread L: [stack, hi) where hi is the
+ * highest frame base seen plus room for one frame, cut to `budget` bytes
+ * keeping the newest (highest) slots.
+ */
+__noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
+			    __u64 extra_base, __u32 resumer)
+{
+	__u32 budget = resumer ? LJS_RES_LSTACK_MAX : c ? c->lstack_bytes : 0;
+	__u32 err_fault = resumer ? LJS_ERR_RESUMER_FAULT : LJS_ERR_LSTACK_FAULT;
+	__u64 stack, send, base, top, hi, lo;
+	__u32 want, full, got;
+
+	if (!r || !c)
+		return 0;
+	stack = rdref(L + c->l_stack, c->flags & LJS_CFG_F_GC64);
+	send = stack + (__u64)rd32(L + c->l_stacksize) * 8;
+	if (!stack || send <= stack) {
+		err_inc(err_fault);
+		return 0;
+	}
+	base = rd64(L + c->l_base);
+	top = rd64(L + c->l_top);
+	hi = base > top ? base : top;
+	if (extra_base >= stack && extra_base < send && extra_base > hi)
+		hi = extra_base;
+	if (hi < stack)
+		hi = stack;
+	hi += LJS_LSTACK_SLACK;
+	if (hi > send)
+		hi = send;
+	full = (__u32)(hi - stack);
+	lo = stack;
+	want = full;
+	if (want > budget) {
+		want = budget;
+		lo = hi - want;
+		err_inc(LJS_ERR_LSTACK_TRUNC);
+	}
+	r->q_kind = resumer ? LJS_SEC_RES_LSTACK : LJS_SEC_LSTACK;
+	r->q_addr = lo;
+	r->q_want = want;
+	r->q_full = full;
+	r->q_aux = resumer ? r->depth : 0;
+	r->q_cut = want < full;
+	got = emit_section(r);
+	if (got < want)
+		err_inc(err_fault);
+	return got;
+}
+
+/* Validate a global_State candidate through the GG_State self-references. */
+static __always_inline int g_valid(const struct ljs_proc_cfg *c, __u64 g)
+{
+	__u32 gc64 = c->flags & LJS_CFG_F_GC64;
+	__u64 mt;
+
+	if (g < LJS_PAGE_SIZE)
+		return 0;
+	mt = rdref(g + c->g_mainthref, gc64);
+	if (!mt || mt != g - c->gg_ofs_g)
+		return 0;
+	return rdref(mt + c->l_glref, gc64) == g;
+}
+
+/*
+ * bpf_loop callback, one C frame per step.  Follow SAVE_CFRAME to the
+ * thread's outermost C frame; if its return address is inside the VM, a
+ * coroutine.resume fast function called lj_vm_resume from the resumer's
+ * frame, whose C frame sits right above (LUAJIT-INTERNALS 6.5): copy that
+ * resumer and continue from its C frame.
+ */
+static long res_step(__u32 i, void *data)
+{
+	struct rec *r = data;
+	const struct ljs_proc_cfg *c;
+	__u64 prev, ret, rcf, RL;
+
+	if (!r->cf)
+		return 1;
+	c = bpf_map_lookup_elem(&proc_cfg, &r->tgid);
+	if (!c)
+		return 1;
+	prev = rd64(r->cf + c->cf_prev) & ~3ULL;
+	if (prev) {
+		r->cf = prev;
+		return 0;
+	}
+	ret = rd64(r->cf + c->cf_size - 8);
+	if (ret < c->vm_lo || ret >= c->vm_hi)
+		return 1;
+	rcf = r->cf + c->cf_size;
+	RL = rdref(rcf + c->cf_l, r->gc64);
+	if (!RL) {
+		err_inc(LJS_ERR_RESUMER_FAULT);
+		return 1;
+	}
+	if (r->depth >= LJS_RESUMERS_MAX) {
+		err_inc(LJS_ERR_RESUMERS_CUT);
+		return 1;
+	}
+	r->depth++;
+	if (emit_window(r, LJS_SEC_RES_L, RL, c->l_win, r->depth) < c->l_win) {
+		err_inc(LJS_ERR_RESUMER_FAULT);
+		return 1;
+	}
+	emit_lstack(r, c, RL, 0, 1);
+	r->cf = rcf;
+	return 0;
+}
+
+/* The LuaJIT part of a sample: g, cur_L, its stack, trace, resumers. */
+static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg *c,
+					struct ljs_sample_hdr *hdr, __u32 tid)
+{
+	__u32 gc64 = c->flags & LJS_CFG_F_GC64;
+	__u64 g = 0, r14 = hdr->regs.r14, rip = hdr->regs.ip, *cached;
+	__u64 L, jit_base, extra = 0;
+	__s32 vmstate;
+
+	if (!gc64)
+		r14 &= 0xffffffffULL;
+	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
+		g = r14 + c->disp2g;
+		if (g_valid(c, g)) {
+			hdr->flags |= LJS_SAMPLE_F_G_FROM_REG;
+			bpf_map_update_elem(&tid_g, &tid, &g, BPF_ANY);
+		} else {
+			err_inc(LJS_ERR_G_REG_INVALID);
+			g = 0;
+		}
+	}
+	if (!g) {
+		cached = bpf_map_lookup_elem(&tid_g, &tid);
+		if (cached && g_valid(c, *cached)) {
+			g = *cached;
+			hdr->flags |= LJS_SAMPLE_F_G_FROM_CACHE;
+			err_inc(LJS_ERR_G_FROM_CACHE);
+		}
+	}
+	if (!g) {
+		err_inc(LJS_ERR_NO_G);
+		return;
+	}
+	hdr->g = g;
+	if (emit_window(r, LJS_SEC_G, g, c->g_win, 0) < c->g_win) {
+		err_inc(LJS_ERR_G_FAULT);
+		return;
+	}
+	vmstate = (__s32)rd32(g + c->g_vmstate);
+	L = rdref(g + c->g_cur_L, gc64);
+	jit_base = rdref(g + c->g_jit_base, gc64);
+	if (!L || emit_window(r, LJS_SEC_L, L, c->l_win, 0) < c->l_win) {
+		err_inc(LJS_ERR_L_FAULT);
+		return;
+	}
+	/* The interpreter keeps BASE in rdx; a trace has its base in jit_base. */
+	if (rip >= c->vm_lo && rip < c->vm_hi)
+		extra = gc64 ? hdr->regs.dx : (hdr->regs.dx & 0xffffffffULL);
+	if (jit_base > extra)
+		extra = jit_base;
+	emit_lstack(r, c, L, extra, 0);
+
+	if (vmstate >= 0 && c->g2j) {
+		__u64 J = g + c->g2j, tp = rd64(J + c->j_trace), T = 0;
+
+		if (tp && (__u32)vmstate < rd32(J + c->j_sizetrace))
+			T = rdref(tp + (__u64)vmstate * (gc64 ? 8 : 4), gc64);
+		if (!T || emit_window(r, LJS_SEC_TRACE, T, c->t_win, 0) < c->t_win)
+			err_inc(LJS_ERR_TRACE_FAULT);
+	}
+
+	/* Coroutine resumers: see res_step(). */
+	r->cf = rd64(L + c->l_cframe) & ~3ULL;
+	r->depth = 0;
+	r->gc64 = gc64;
+	bpf_loop(LJS_CFRAME_CHAIN_MAX * (LJS_RESUMERS_MAX + 1), res_step, r, 0);
+}
+
+/* Copy the user registers of the interrupted task into the header. */
+static __always_inline int get_user_regs(struct bpf_perf_event_data *ctx, struct ljs_regs *out,
+					 __u32 *flags)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *tregs;
+
+	if ((ctx->regs.cs & 3) == 3) {
+		out->r15 = ctx->regs.r15;
+		out->r14 = ctx->regs.r14;
+		out->r13 = ctx->regs.r13;
+		out->r12 = ctx->regs.r12;
+		out->bp = ctx->regs.rbp;
+		out->bx = ctx->regs.rbx;
+		out->r11 = ctx->regs.r11;
+		out->r10 = ctx->regs.r10;
+		out->r9 = ctx->regs.r9;
+		out->r8 = ctx->regs.r8;
+		out->ax = ctx->regs.rax;
+		out->cx = ctx->regs.rcx;
+		out->dx = ctx->regs.rdx;
+		out->si = ctx->regs.rsi;
+		out->di = ctx->regs.rdi;
+		out->orig_ax = ctx->regs.orig_rax;
+		out->ip = ctx->regs.rip;
+		out->cs = ctx->regs.cs;
+		out->flags = ctx->regs.eflags;
+		out->sp = ctx->regs.rsp;
+		out->ss = ctx->regs.ss;
+		return 0;
+	}
+	*flags |= LJS_SAMPLE_F_KERNEL_MODE;
+	if (task->flags & LJS_PF_KTHREAD)
+		return -1;
+	tregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!tregs || bpf_probe_read_kernel(out, sizeof(*out), tregs))
+		return -1;
+	return (out->cs & 3) == 3 ? 0 : -1;
+}
+
+SEC("perf_event")
+int ljsnap_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct ljs_sample_hdr *hdr;
+	struct ljs_proc_cfg *c;
+	struct rec r = {};
+	__u8 *buf;
+	long kn;
+
+	if (!is_target(tgid))
+		return 0;
+	r.tgid = tgid;
+	err_inc(LJS_ERR_SAMPLES);
+	r.cpu = bpf_get_smp_processor_id();
+	buf = bpf_map_lookup_elem(&scratch, &r.cpu);
+	if (!buf) {
+		err_inc(LJS_ERR_NO_SCRATCH);
+		return 0;
+	}
+	hdr = (void *)buf;
+	__builtin_memset(hdr, 0, sizeof(*hdr));
+	hdr->type = LJS_REC_SAMPLE;
+	hdr->time_ns = bpf_ktime_get_ns();
+	hdr->pid = tgid;
+	hdr->tid = tid;
+	hdr->cpu = r.cpu;
+	bpf_get_current_comm(hdr->comm, sizeof(hdr->comm));
+	if (get_user_regs(ctx, &hdr->regs, &hdr->flags) == 0)
+		hdr->flags |= LJS_SAMPLE_F_REGS_VALID;
+	else
+		err_inc(LJS_ERR_NO_USER_REGS);
+	r.off = sizeof(*hdr);
+
+	if (hdr->flags & LJS_SAMPLE_F_KERNEL_MODE) {
+		struct ljs_sec_hdr *h = (void *)(buf + r.off);
+
+		kn = bpf_get_stack(ctx, buf + r.off + sizeof(*h), LJS_KSTACK_MAX * 8, 0);
+		if (kn > 0) {
+			h->kind = LJS_SEC_KSTACK;
+			h->status = LJS_ST_OK;
+			h->len = kn;
+			h->want = kn;
+			h->addr = 0;
+			h->aux = 0;
+			hdr->nkstack = kn / 8;
+			r.off += sizeof(*h) + ((kn + 7) & ~7);
+			r.nsec++;
+		} else {
+			err_inc(LJS_ERR_KSTACK_FAIL);
+		}
+	}
+
+	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
+		__u32 want = cfg_ustack_bytes;
+
+		if (emit_window(&r, LJS_SEC_USTACK, hdr->regs.sp, want, 0) == 0)
+			err_inc(LJS_ERR_USTACK_FAULT);
+	}
+
+	c = bpf_map_lookup_elem(&proc_cfg, &tgid);
+	if (c) {
+		hdr->flags |= LJS_SAMPLE_F_LUAJIT;
+		hdr->cfg_gen = c->gen;
+		emit_luajit(&r, c, hdr, tid);
+	}
+
+	/* The scratch pointer is still valid: map values do not move. */
+	hdr->nsec = r.nsec;
+	hdr->size = r.off;
+	if (r.off > LJS_REC_MAX)
+		r.off = LJS_REC_MAX;
+	if (bpf_ringbuf_output(&events, buf, r.off, 0)) {
+		err_inc(LJS_ERR_RINGBUF_FULL);
+		return 0;
+	}
+	err_inc(LJS_ERR_EMITTED);
+	return 0;
+}
+
+/* -- Process lifecycle ----------------------------------------------------- */
+
+/* Emit a fork/exec/exit note for the daemon. */
+static __always_inline void task_event(__u32 type, struct task_struct *p, __u32 ppid)
+{
+	struct ljs_task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		err_inc(LJS_ERR_TASK_EVENT_LOST);
+		return;
+	}
+	e->type = type;
+	e->size = sizeof(*e);
+	e->time_ns = bpf_ktime_get_ns();
+	e->pid = BPF_CORE_READ(p, tgid);
+	e->tid = BPF_CORE_READ(p, pid);
+	e->ppid = ppid;
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+	err_inc(LJS_ERR_TASK_EVENTS);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ljsnap_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (child->pid != ctgid || !is_target(ptgid))
+		return 0;
+	if (!cfg_filter_all)
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	task_event(LJS_REC_FORK, child, ptgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ljsnap_exec, struct task_struct *p)
+{
+	if (is_target(p->tgid))
+		task_event(LJS_REC_EXEC, p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ljsnap_exit, struct task_struct *p)
+{
+	__u32 tid = p->pid, tgid = p->tgid;
+
+	bpf_map_delete_elem(&tid_g, &tid);
+	if (tid == tgid && is_target(tgid))
+		task_event(LJS_REC_EXIT, p, 0);
+	return 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * bpfload.c -- skeleton lifecycle (open -> rodata and map sizes -> load ->
+ * attach), one cpu-clock perf event per online CPU, counters.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "daemon/bpfload.h"
+#include "bpf/ljsnap.skel.h"
+
+/* Say what to do about a permission problem. */
+static void perm_hint(char *errbuf, size_t errlen, const char *what, int err)
+{
+	snprintf(errbuf, errlen,
+		 "%s: %s. ljsnap record needs root, or the capabilities CAP_BPF, CAP_PERFMON "
+		 "and CAP_SYS_PTRACE (e.g. 'sudo ljsnap record ...' or "
+		 "'setcap cap_bpf,cap_perfmon,cap_sys_ptrace+ep ljsnap')",
+		 what, strerror(err));
+}
+
+/* Open a cpu-clock sampling event on one CPU, all tasks. */
+static int open_cpu_clock(int cpu, uint32_t freq)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = freq;
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Open, configure, load and attach the program; see bpfload.h. */
+int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf, size_t errlen)
+{
+	int err, cpu, nattached = 0;
+
+	memset(bl, 0, sizeof(*bl));
+	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
+	bl->ncpus = libbpf_num_possible_cpus();
+	if (bl->ncpus <= 0) {
+		snprintf(errbuf, errlen, "cannot count CPUs: %s", strerror(-bl->ncpus));
+		return bl->ncpus ? bl->ncpus : -EINVAL;
+	}
+	bl->skel = ljsnap_bpf__open();
+	if (!bl->skel) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	bl->skel->rodata->cfg_filter_all = !!o->filter_all;
+	bl->skel->rodata->cfg_self_pid = o->self_pid;
+	bl->skel->rodata->cfg_ustack_bytes = o->ustack_bytes;
+	bpf_map__set_max_entries(bl->skel->maps.scratch, bl->ncpus);
+	bpf_map__set_max_entries(bl->skel->maps.events, o->ringbuf_bytes);
+
+	err = ljsnap_bpf__load(bl->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			perm_hint(errbuf, errlen, "cannot load the BPF program", -err);
+		else
+			snprintf(errbuf, errlen,
+				 "cannot load the BPF program: %s (the kernel needs BTF and BPF ring "
+				 "buffers, Linux >= 5.17; run with LIBBPF_LOG=1 for the verifier log)",
+				 strerror(-err));
+		goto out;
+	}
+	err = ljsnap_bpf__attach(bl->skel);	/* the tracepoints; perf events below */
+	if (err) {
+		snprintf(errbuf, errlen, "cannot attach the process tracepoints: %s", strerror(-err));
+		goto out;
+	}
+	bl->pfd = calloc(bl->ncpus, sizeof(*bl->pfd));
+	bl->links = calloc(bl->ncpus, sizeof(*bl->links));
+	if (!bl->pfd || !bl->links) {
+		err = -ENOMEM;
+		snprintf(errbuf, errlen, "out of memory");
+		goto out;
+	}
+	for (cpu = 0; cpu < bl->ncpus; cpu++) {
+		bl->pfd[cpu] = open_cpu_clock(cpu, o->freq_hz);
+		if (bl->pfd[cpu] < 0) {
+			err = -errno;
+			bl->pfd[cpu] = -1;
+			if (err == -ENODEV || err == -ENOENT)
+				continue;	/* CPU offline or absent */
+			if (err == -EACCES || err == -EPERM)
+				perm_hint(errbuf, errlen, "cannot open perf events", -err);
+			else if (err == -EINVAL)
+				snprintf(errbuf, errlen,
+					 "cannot sample at %u Hz: above kernel.perf_event_max_sample_rate? (%s)",
+					 o->freq_hz, strerror(-err));
+			else
+				snprintf(errbuf, errlen, "perf_event_open on CPU %d: %s", cpu, strerror(-err));
+			goto out;
+		}
+		bl->links[cpu] = bpf_program__attach_perf_event(bl->skel->progs.ljsnap_sample,
+								bl->pfd[cpu]);
+		if (!bl->links[cpu]) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot attach to the perf event of CPU %d: %s", cpu,
+				 strerror(-err));
+			goto out;
+		}
+		nattached++;
+	}
+	if (!nattached) {
+		err = -ENODEV;
+		snprintf(errbuf, errlen, "no online CPU accepted a cpu-clock perf event");
+		goto out;
+	}
+	bl->targets_fd = bpf_map__fd(bl->skel->maps.targets);
+	bl->cfg_fd = bpf_map__fd(bl->skel->maps.proc_cfg);
+	bl->errs_fd = bpf_map__fd(bl->skel->maps.errs);
+	return 0;
+out:
+	bpfload__exit(bl);
+	return err;
+}
+
+/* Detach and free everything (safe on a partly initialised struct). */
+void bpfload__exit(struct bpfload *bl)
+{
+	int cpu;
+
+	for (cpu = 0; bl->links && cpu < bl->ncpus; cpu++)
+		bpf_link__destroy(bl->links[cpu]);
+	for (cpu = 0; bl->pfd && cpu < bl->ncpus; cpu++)
+		if (bl->pfd[cpu] >= 0)
+			close(bl->pfd[cpu]);
+	free(bl->links);
+	free(bl->pfd);
+	ljsnap_bpf__destroy(bl->skel);
+	memset(bl, 0, sizeof(*bl));
+}
+
+/* Add a tgid to the sampled set. */
+int bpfload__add_target(struct bpfload *bl, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(bl->targets_fd, &pid, &one, BPF_ANY) ? -errno : 0;
+}
+
+/* Remove a tgid from the sampled set. */
+int bpfload__del_target(struct bpfload *bl, uint32_t pid)
+{
+	return bpf_map_delete_elem(bl->targets_fd, &pid) && errno != ENOENT ? -errno : 0;
+}
+
+/* Publish the LuaJIT configuration of a process. */
+int bpfload__set_cfg(struct bpfload *bl, uint32_t pid, const struct ljs_proc_cfg *cfg)
+{
+	return bpf_map_update_elem(bl->cfg_fd, &pid, cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* Forget the LuaJIT configuration of a process. */
+int bpfload__del_cfg(struct bpfload *bl, uint32_t pid)
+{
+	return bpf_map_delete_elem(bl->cfg_fd, &pid) && errno != ENOENT ? -errno : 0;
+}
+
+/* Sum the per-CPU counters. */
+int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX])
+{
+	uint64_t *vals;
+	uint32_t k;
+	int cpu, err = 0;
+
+	vals = calloc(bl->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < LJS_ERR__MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bl->errs_fd, &k, vals)) {
+			err = -errno;
+			continue;
+		}
+		for (cpu = 0; cpu < bl->ncpus; cpu++)
+			out[k] += vals[cpu];
+	}
+	free(vals);
+	return err;
+}
+
+/* The ring buffer's fd. */
+int bpfload__ringbuf_fd(struct bpfload *bl)
+{
+	return bpf_map__fd(bl->skel->maps.events);
+}
+
+/* Run-time statistics of the sampling program. */
+int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(bl->skel->progs.ljsnap_sample), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

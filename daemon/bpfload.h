@@ -1,0 +1,50 @@
+/*
+ * bpfload.h -- load the sampling program, open the perf events, read counters.
+ */
+#ifndef LJSNAP_BPFLOAD_H
+#define LJSNAP_BPFLOAD_H
+
+#include <stdint.h>
+#include "bpf/ljsnap.h"
+
+struct ljsnap_bpf;
+struct ring_buffer;
+
+struct bpfload_opts {
+	int filter_all;		/* -a */
+	int self_pid;
+	uint32_t freq_hz;
+	uint32_t ustack_bytes;
+	uint32_t ringbuf_bytes;	/* power of two, multiple of the page size */
+};
+
+struct bpfload {
+	struct ljsnap_bpf *skel;
+	int ncpus;
+	int *pfd;		/* perf event fd per CPU, -1 if offline */
+	struct bpf_link **links;
+	int targets_fd, cfg_fd, errs_fd;
+};
+
+/* Open, configure, load and attach; fills *bl.  Negative errno on failure,
+ * with a message in errbuf saying what to do. */
+int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf, size_t errlen);
+void bpfload__exit(struct bpfload *bl);
+
+/* Target set and per-process configuration. */
+int bpfload__add_target(struct bpfload *bl, uint32_t pid);
+int bpfload__del_target(struct bpfload *bl, uint32_t pid);
+int bpfload__set_cfg(struct bpfload *bl, uint32_t pid, const struct ljs_proc_cfg *cfg);
+int bpfload__del_cfg(struct bpfload *bl, uint32_t pid);
+
+/* Sum of the per-CPU error counters (LJS_ERR__MAX entries). */
+int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX]);
+
+/* Ring-buffer fd for ring_buffer__new. */
+int bpfload__ringbuf_fd(struct bpfload *bl);
+
+/* Total BPF run time and run count of the sampling program
+ * (kernel.bpf_stats_enabled must be 1 for non-zero values). */
+int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt);
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * doctor.c -- `ljsnap doctor PID`: what ljsnap sees in a live process.
+ *
+ * Answers "why are my Lua frames missing?": which LuaJIT builds are mapped,
+ * GC64/FR2, the VM range, every calibrated offset and how it was obtained,
+ * and whether a real BPF sample of the process decodes right now.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "daemon/bpfload.h"
+#include "daemon/cmds.h"
+#include "daemon/ljdetect.h"
+#include "daemon/livemem.h"
+#include "daemon/proctab.h"
+#include "unwind/sample.h"
+
+struct doctor_probe {
+	uint32_t pid;
+	unsigned samples, with_lj, g_reg, g_cache;
+	uint64_t g;
+	int32_t vmstate;
+	int have_vmstate;
+	uint32_t g_vmstate;
+};
+
+/* Ring-buffer callback: tally the samples of the probed process. */
+static int on_probe(void *ctx, void *data, size_t size)
+{
+	struct doctor_probe *dp = ctx;
+	const struct ljs_section *gs;
+	struct ljs_sample s;
+
+	if (ljs_sample__parse_raw(&s, data, size) || s.pid != dp->pid)
+		return 0;
+	dp->samples++;
+	if (!s.g)
+		return 0;
+	dp->with_lj++;
+	dp->g = s.g;
+	dp->g_reg += !!(s.flags & LJS_SAMPLE_F_G_FROM_REG);
+	dp->g_cache += !!(s.flags & LJS_SAMPLE_F_G_FROM_CACHE);
+	gs = ljs_sample__section(&s, LJS_SEC_G, -1);
+	if (gs && gs->len >= dp->g_vmstate + 4) {
+		memcpy(&dp->vmstate, gs->data + dp->g_vmstate, 4);
+		dp->have_vmstate = 1;
+	}
+	return 0;
+}
+
+/* Sample the process for up to `seconds` with the real BPF program. */
+static int probe(const struct lj_proc_detect *pd, uint32_t pid, double seconds,
+		 struct doctor_probe *dp)
+{
+	struct bpfload_opts bo = { .self_pid = getpid(), .freq_hz = 499,
+				   .ustack_bytes = 4096, .ringbuf_bytes = 4 << 20 };
+	struct ring_buffer *rb = NULL;
+	struct ljs_proc_cfg cfg;
+	struct bpfload bl;
+	struct proc p;
+	struct timespec t0, t;
+	char err[512];
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.pid = pid;
+	p.layout = pd->layout;
+	p.vm_lo = pd->vm_lo;
+	p.vm_hi = pd->vm_hi;
+	p.cfg_gen = 1;
+	proctab__cfg(&p, LJS_LSTACK_DEFAULT, &cfg);
+	rc = bpfload__init(&bl, &bo, err, sizeof(err));
+	if (rc) {
+		printf("  live check:  not possible: %s\n", err);
+		return rc;
+	}
+	bpfload__add_target(&bl, pid);
+	bpfload__set_cfg(&bl, pid, &cfg);
+	rb = ring_buffer__new(bpfload__ringbuf_fd(&bl), on_probe, dp, NULL);
+	if (!rb) {
+		rc = -errno;
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		ring_buffer__poll(rb, 50);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (dp->with_lj < 20 &&
+		 (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+	ring_buffer__consume(rb);
+out:
+	ring_buffer__free(rb);
+	bpfload__exit(&bl);
+	return rc;
+}
+
+/* Print one process's findings. */
+static int doctor_pid(uint32_t pid, double seconds)
+{
+	struct lj_detect_cache *cache = lj_detect_cache__new();
+	struct doctor_probe dp;
+	struct lj_proc_detect pd;
+	const struct lj_detect *d;
+	const struct lj_layout *l;
+	size_t i;
+	int err, ret = 1;
+
+	memset(&pd, 0, sizeof(pd));
+	err = lj_detect__process(pid, cache, &pd);
+	if (err) {
+		fprintf(stderr, "ljsnap doctor: cannot inspect pid %u: %s%s\n", pid, strerror(-err),
+			err == -EACCES || err == -EPERM ? " (run as root or with CAP_SYS_PTRACE)" : "");
+		goto out;
+	}
+	printf("pid %u: %zu mappings\n", pid, pd.nmaps);
+	if (!pd.found) {
+		printf("  LuaJIT:      not found. No mapped file has LuaJIT's exported API together with\n"
+		       "               its interpreter (checked: lua_newstate/luaL_newstate, lua_gettop,\n"
+		       "               luaJIT_setmode, the interpreter's .eh_frame entry).  If the Lua\n"
+		       "               library is loaded later (dlopen), ljsnap record picks it up then.\n");
+		ret = 0;
+		goto out;
+	}
+	d = &pd.det;
+	l = &pd.layout;
+	printf("  LuaJIT:      %s, %s (FR2 %s), in %s\n", lj_layout__family_name(l->family),
+	       (l->flags & LJ_LAYOUT_F_GC64) ? "GC64" : "non-GC64",
+	       (l->flags & LJ_LAYOUT_F_GC64) ? "on" : "off",
+	       pd.maps[pd.vm_map].path ? pd.maps[pd.vm_map].path : "?");
+	if (pd.nvm > 1)
+		printf("  note:        %u different LuaJIT files are mapped; ljsnap uses this one\n", pd.nvm);
+	printf("  number mode: %s\n", (l->flags & LJ_LAYOUT_F_DUALNUM) ? "dual-number" :
+	       "not determined from the code (single-number unless built with LUAJIT_NUMMODE=2)");
+	printf("  VM code:     0x%llx-0x%llx (load bias 0x%llx, C frame %u bytes)\n",
+	       (unsigned long long)pd.vm_lo, (unsigned long long)pd.vm_hi,
+	       (unsigned long long)pd.load_bias, l->cf_size);
+	printf("  build id:    ");
+	for (i = 0; i < (size_t)d->build_id_len; i++)
+		printf("%02x", d->build_id[i]);
+	printf("%s\n", d->build_id_len ? "" : "none");
+	printf("  offsets:     DISPATCH->g %d, g->J %d, vmstate +%u, cur_L +%u, jit_base +%u, "
+	       "L->base +%u, L->stack +%u, L->cframe +%u, sizeof(lua_State) %u\n",
+	       l->disp2g, l->g2j, l->g_vmstate, l->g_cur_L, l->g_jit_base, l->l_base, l->l_stack,
+	       l->l_cframe, l->gg_ofs_g);
+	printf("  how each value was obtained:\n");
+	for (i = 0; i < d->nnotes; i++)
+		printf("    - %s\n", d->notes[i]);
+	for (i = 0; i < d->nwarnings; i++)
+		printf("    ! %s\n", d->warnings[i]);
+	if (!d->layout_ok) {
+		printf("  result:      the layout could not be calibrated; Lua frames will be missing\n");
+		goto out;
+	}
+
+	memset(&dp, 0, sizeof(dp));
+	dp.pid = pid;
+	dp.g_vmstate = l->g_vmstate;
+	if (probe(&pd, pid, seconds, &dp) == 0) {
+		struct livemem lm;
+		struct memsrc ms;
+
+		printf("  live check:  %u samples in up to %.1f s, %u with the VM state (g from r14: %u, "
+		       "from the thread cache: %u)\n", dp.samples, seconds, dp.with_lj, dp.g_reg, dp.g_cache);
+		if (dp.with_lj) {
+			livemem__init(&ms, &lm, pid, NULL);
+			printf("  global_State 0x%llx: %s; vmstate %d (%s)\n", (unsigned long long)dp.g,
+			       lj_detect__validate_g(l, &ms, dp.g) == 0 ? "valid (GG_State self-references hold)"
+								  : "no longer valid",
+			       dp.vmstate, dp.have_vmstate ? lj_layout__vmstate_name(l, dp.vmstate) : "?");
+			printf("  result:      samples of this process carry the LuaJIT state\n");
+		} else if (dp.samples) {
+			printf("  result:      the process ran, but no sample found a valid global_State: it "
+			       "ran no Lua code while probed, or the calibrated offsets are wrong\n");
+		} else {
+			printf("  result:      no sample in %.1f s: the process was idle; record it under load\n",
+			       seconds);
+		}
+	}
+	ret = 0;
+out:
+	lj_proc_detect__exit(&pd);
+	lj_detect_cache__delete(cache);
+	return ret;
+}
+
+/* `ljsnap doctor PID [SECONDS]`. */
+int cmd_doctor(int argc, char **argv)
+{
+	char *end;
+	long pid;
+	double secs = 1.0;
+
+	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
+		FILE *out = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr;
+
+		fprintf(out, "usage: ljsnap doctor PID [SECONDS]\n\n"
+			"Print what ljsnap sees in a live process: each LuaJIT build mapped, GC64/FR2,\n"
+			"the VM code range, the calibrated offsets and how each was obtained, then\n"
+			"sample the process with the real BPF program for up to SECONDS (default 1)\n"
+			"and say whether its samples carry a valid LuaJIT state.\n\n"
+			"example:\n  ljsnap doctor $(pgrep -n nginx)\n");
+		return out == stdout ? 0 : 2;
+	}
+	pid = strtol(argv[1], &end, 10);
+	if (*end || pid <= 0) {
+		fprintf(stderr, "ljsnap doctor: bad pid '%s'\n", argv[1]);
+		return 2;
+	}
+	if (argc == 3) {
+		secs = strtod(argv[2], &end);
+		if (*end || secs <= 0 || secs > 600) {
+			fprintf(stderr, "ljsnap doctor: SECONDS wants 0..600\n");
+			return 2;
+		}
+	}
+	return doctor_pid((uint32_t)pid, secs);
+}

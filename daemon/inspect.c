@@ -1,0 +1,238 @@
+/*
+ * inspect.c -- look at a live process: identity from /proc, LuaJIT
+ * detection over its mappings, the BPF configuration, the PROCESS record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "daemon/ljdetect.h"
+#include "daemon/record.h"
+
+/* Read a small /proc file into buf (NUL-terminated); bytes read or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* ppid and start time (clock ticks since boot -> ns) from /proc/PID/stat. */
+static void read_stat(uint32_t pid, uint32_t *ppid, uint64_t *start_ns)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	int pp = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	if (!p)
+		return;
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+	 * utime stime cutime cstime priority nice threads itrealvalue starttime */
+	if (sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", &pp, &start) == 2) {
+		*ppid = pp;
+		*start_ns = start * (1000000000ull / sysconf(_SC_CLK_TCK));
+	}
+}
+
+/* The command line with NULs turned into spaces. */
+static void read_cmdline(uint32_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n, i;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	n = read_small(path, buf, len);
+	for (i = 0; i < n - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	if (n <= 0)
+		buf[0] = 0;
+}
+
+/* A signature of the file-backed executable mappings (to notice dlopen). */
+static uint64_t maps_signature(const struct lj_proc_detect *pd)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < pd->nmaps; i++) {
+		if (!(pd->maps[i].prot & PROT_EXEC) || !pd->maps[i].path)
+			continue;
+		h = (h ^ pd->maps[i].start) * 1099511628211ull;
+		h = (h ^ pd->maps[i].inode) * 1099511628211ull;
+	}
+	return h;
+}
+
+/* Describe a detected build for humans. */
+static void describe(const struct lj_proc_detect *pd, char *buf, size_t len)
+{
+	const struct lj_mapping *m = pd->vm_map < pd->nmaps ? &pd->maps[pd->vm_map] : NULL;
+
+	snprintf(buf, len, "%s %s%s in %s", lj_layout__family_name(pd->layout.family),
+		 (pd->layout.flags & LJ_LAYOUT_F_GC64) ? "GC64" : "non-GC64",
+		 pd->nvm > 1 ? " (several VM copies mapped)" : "",
+		 m && m->path ? m->path : "?");
+}
+
+/* Write the PROCESS record for p from a detection result. */
+static void write_process(struct recorder *rc, const struct proc *p,
+			  const struct lj_proc_detect *pd, const char *exe, const char *cmdline,
+			  uint64_t start_ns)
+{
+	struct snapfile_mapping *maps = NULL;
+	const char **prov = NULL;
+	struct snapfile_process sp;
+	size_t i, n = 0;
+	int err;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.pid = p->pid;
+	sp.ppid = p->ppid;
+	memcpy(sp.comm, p->comm, sizeof(sp.comm));
+	sp.exe = exe;
+	sp.cmdline = cmdline;
+	sp.start_ns = start_ns;
+	if (pd && pd->nmaps) {
+		maps = calloc(pd->nmaps, sizeof(*maps));
+		for (i = 0; maps && i < pd->nmaps; i++) {
+			const struct lj_mapping *m = &pd->maps[i];
+			struct snapfile_mapping *o = &maps[n++];
+
+			o->start = m->start;
+			o->end = m->end;
+			o->offset = m->offset;
+			o->prot = ((m->prot & PROT_READ) ? SNAPFILE_PROT_READ : 0) |
+				  ((m->prot & PROT_WRITE) ? SNAPFILE_PROT_WRITE : 0) |
+				  ((m->prot & PROT_EXEC) ? SNAPFILE_PROT_EXEC : 0) |
+				  ((m->flags & LJ_MAP_F_SHARED) ? SNAPFILE_PROT_SHARED : 0);
+			o->path = m->path ? m->path : "";
+			o->build_id = m->build_id;
+			o->build_id_len = m->build_id_len;
+		}
+		sp.maps = maps;
+		sp.nmaps = maps ? n : 0;
+	}
+	if (p->has_luajit && pd) {
+		sp.has_luajit = 1;
+		sp.layout = p->layout;
+		sp.lj_build = p->build;
+		sp.vm_lo = p->vm_lo;
+		sp.vm_hi = p->vm_hi;
+		prov = calloc(pd->det.nnotes + pd->det.nwarnings + 1, sizeof(*prov));
+		for (i = 0; prov && i < pd->det.nnotes; i++)
+			prov[sp.nprov++] = pd->det.notes[i];
+		for (i = 0; prov && i < pd->det.nwarnings; i++)
+			prov[sp.nprov++] = pd->det.warnings[i];
+		sp.prov = prov;
+	}
+	err = snapfile_writer__process(rc->w, &sp);
+	if (err && !rc->werr)
+		rc->werr = err;
+	free(maps);
+	free(prov);
+}
+
+/* Inspect a process; see record.h. */
+void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
+{
+	char path[64], exe[4096] = "", cmdline[4096], comm[64];
+	struct lj_proc_detect pd;
+	uint64_t start_ns = 0, sig;
+	ssize_t n;
+	int err, was_lj = p->has_luajit;
+
+	if (!p)
+		return;
+	p->inspected_ns = now_ns;
+	p->state = PROC_INSPECTED;
+	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/comm", p->pid);
+	if (read_small(path, comm, sizeof(comm)) > 0) {
+		comm[strcspn(comm, "\n")] = 0;
+		comm[sizeof(p->comm) - 1] = 0;
+		memcpy(p->comm, comm, sizeof(p->comm));
+	}
+	read_stat(p->pid, &p->ppid, &start_ns);
+	read_cmdline(p->pid, cmdline, sizeof(cmdline));
+
+	if (!rc->pt.detect_cache)
+		rc->pt.detect_cache = lj_detect_cache__new();
+	memset(&pd, 0, sizeof(pd));
+	err = lj_detect__process(p->pid, rc->pt.detect_cache, &pd);
+	if (err) {
+		/* Gone already, or not readable: keep what the samples carry. */
+		if (!p->reported)
+			write_process(rc, p, NULL, exe, cmdline, start_ns);
+		p->reported = 1;
+		lj_proc_detect__exit(&pd);
+		return;
+	}
+	sig = maps_signature(&pd);
+	if (p->reported && sig == p->maps_sig) {
+		lj_proc_detect__exit(&pd);
+		return;		/* nothing new */
+	}
+	p->maps_sig = sig;
+	p->has_luajit = pd.found && pd.det.layout_ok;
+	if (p->has_luajit) {
+		struct ljs_proc_cfg cfg;
+		char old[sizeof(p->build)];
+
+		p->layout = pd.layout;
+		p->vm_lo = pd.vm_lo;
+		p->vm_hi = pd.vm_hi;
+		memcpy(old, p->build, sizeof(old));
+		p->nvm = pd.nvm;
+		describe(&pd, p->build, sizeof(p->build));
+		was_lj = was_lj || !strcmp(old, p->build);
+		p->cfg_gen = ++rc->cfg_gen;
+		proctab__cfg(p, rc->o.lstack_bytes, &cfg);
+		err = bpfload__set_cfg(&rc->bl, p->pid, &cfg);
+		if (err && !rc->o.quiet)
+			fprintf(stderr, "ljsnap: pid %u: cannot publish the LuaJIT layout: %s\n",
+				p->pid, strerror(-err));
+		if (!was_lj && !rc->o.quiet)
+			fprintf(stderr, "ljsnap: pid %u (%s): %s\n", p->pid, p->comm, p->build);
+	} else if (pd.found && !rc->o.quiet) {
+		fprintf(stderr, "ljsnap: pid %u (%s): LuaJIT found but its layout could not be "
+			"calibrated; Lua frames will be missing (run 'ljsnap doctor %u')\n",
+			p->pid, p->comm, p->pid);
+	}
+	write_process(rc, p, &pd, exe, cmdline, start_ns);
+	p->reported = 1;
+	lj_proc_detect__exit(&pd);
+}
+
+/* Write an exit note for a process; see record.h. */
+void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns)
+{
+	struct snapfile_process sp;
+	int err;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.pid = p->pid;
+	memcpy(sp.comm, p->comm, sizeof(sp.comm));
+	sp.exited_ns = now_ns ? now_ns : 1;
+	err = snapfile_writer__process(rc->w, &sp);
+	if (err && !rc->werr)
+		rc->werr = err;
+}

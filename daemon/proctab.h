@@ -1,0 +1,56 @@
+/*
+ * proctab.h -- the recorder's table of processes: what each one is, whether
+ * it runs LuaJIT, and with which layout.
+ */
+#ifndef LJSNAP_PROCTAB_H
+#define LJSNAP_PROCTAB_H
+
+#include <stdint.h>
+#include "bpf/ljsnap.h"
+#include "unwind/ljlayout.h"
+
+enum proc_state {
+	PROC_NEW = 0,		/* seen (fork, exec, first sample), not inspected yet */
+	PROC_INSPECTED,		/* inspected; see has_luajit */
+	PROC_GONE,		/* exited */
+};
+
+struct proc {
+	uint32_t pid, ppid;
+	enum proc_state state;
+	char comm[LJS_COMM_LEN];
+	int has_luajit;
+	int nvm;			/* LuaJIT VM copies mapped */
+	struct lj_layout layout;
+	uint64_t vm_lo, vm_hi;
+	char build[128];		/* human description of the LuaJIT build */
+	uint32_t cfg_gen;		/* generation pushed to BPF (0 = none) */
+	uint64_t samples;		/* samples written for this pid */
+	uint64_t last_sample_ns;
+	uint64_t inspected_ns;		/* monotonic time of the last inspection */
+	uint64_t maps_sig;		/* signature of the executable mappings seen */
+	int reported;			/* a PROCESS record was written */
+};
+
+struct proctab {
+	struct proc *v;		/* open addressing on pid; pid 0 = empty slot */
+	uint32_t cap, n;
+	void *detect_cache;	/* daemon/ljdetect cache shared by all processes */
+};
+
+int proctab__init(struct proctab *pt);
+void proctab__exit(struct proctab *pt);
+
+/* Find a process, or NULL. */
+struct proc *proctab__find(struct proctab *pt, uint32_t pid);
+
+/* Find or add a process (state PROC_NEW when added); NULL on ENOMEM. */
+struct proc *proctab__get(struct proctab *pt, uint32_t pid);
+
+/* Iterate: for (i = 0; (p = proctab__next(pt, &i)); ) ... */
+struct proc *proctab__next(struct proctab *pt, uint32_t *iter);
+
+/* Build the BPF configuration for a LuaJIT process. */
+void proctab__cfg(const struct proc *p, uint32_t lstack_bytes, struct ljs_proc_cfg *cfg);
+
+#endif

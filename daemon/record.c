@@ -1,0 +1,545 @@
+/*
+ * record.c -- `ljsnap record`: options, the target command, the ring-buffer
+ * loop and the closing statistics.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "daemon/cmds.h"
+#include "daemon/ljdetect.h"
+#include "daemon/record.h"
+#include "unwind/sample.h"
+
+static volatile sig_atomic_t g_stop;	/* set by SIGINT/SIGTERM (the one process-wide flag) */
+
+/* Signal handler: ask the loop to stop. */
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+/* Monotonic clock in ns (the clock of bpf_ktime_get_ns). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Print the usage of `record`. */
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
+		"                     [--stack-bytes N] [--lua-stack-bytes N] [-- COMMAND [ARGS...]]\n"
+		"\n"
+		"Sample processes with a BPF program and write a capture file.  Samples of\n"
+		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
+		"\n"
+		"  -p, --pid PID[,PID]     record these processes and the children they fork\n"
+		"  -a, --all               record every process on the machine\n"
+		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+		"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or when the\n"
+		"                          command or every -p process has exited)\n"
+		"  -o, --output FILE       capture file (default ljsnap.data), mode 0600\n"
+		"      --stack-bytes N     user stack bytes copied per sample (default 16384,\n"
+		"                          max 65536)\n"
+		"      --lua-stack-bytes N Lua stack bytes copied per sample (default 65536,\n"
+		"                          max 131072); the newest frames are kept\n"
+		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, power of 2)\n"
+		"  -q, --quiet             print only errors\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"examples:\n"
+		"  ljsnap record -o run.ljsnap -- luajit app.lua\n"
+		"  ljsnap record -p $(pgrep -o nginx) -F 499 -d 30     # master and its workers\n"
+		"  ljsnap record -a -d 10\n"
+		"\n"
+		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n");
+}
+
+/* Parse a byte count with an optional k/K suffix. */
+static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K') {
+		v *= 1024;
+		end++;
+	}
+	if (*end || v == 0 || v > max)
+		return -ERANGE;
+	*out = (uint32_t)((v + 7) & ~7ul);
+	return 0;
+}
+
+/* Parse -p PID[,PID...] into o->pids. */
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		uint32_t *np;
+
+		if (*end || v <= 0 || v > 0x7fffffff) {
+			err = -EINVAL;
+			goto out;
+		}
+		np = realloc(o->pids, (o->npids + 1) * sizeof(*np));
+		if (!np) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o->pids = np;
+		o->pids[o->npids++] = (uint32_t)v;
+	}
+out:
+	free(copy);
+	return err;
+}
+
+/* Parse the command line; 0, 1 (help printed) or negative errno. */
+static int parse_opts(struct record_opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stack-bytes", required_argument, NULL, 1 },
+		{ "lua-stack-bytes", required_argument, NULL, 2 },
+		{ "ringbuf-mb", required_argument, NULL, 3 },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char *end;
+	int c;
+
+	o->freq = 99;
+	o->output = "ljsnap.data";
+	o->stack_bytes = LJS_USTACK_DEFAULT;
+	o->lstack_bytes = LJS_LSTACK_DEFAULT;
+	o->ringbuf_mb = 32;
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg)) {
+				fprintf(stderr, "ljsnap record: bad pid list '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'a':
+			o->all = 1;
+			break;
+		case 'F':
+			o->freq = strtoul(optarg, &end, 10);
+			if (*end || o->freq < 1 || o->freq > 100000) {
+				fprintf(stderr, "ljsnap record: -F wants 1..100000 Hz, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0) {
+				fprintf(stderr, "ljsnap record: -d wants a positive number of seconds\n");
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 1:
+			if (parse_bytes(optarg, LJS_USTACK_MAX, &o->stack_bytes)) {
+				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d\n", LJS_USTACK_MAX);
+				return -EINVAL;
+			}
+			break;
+		case 2:
+			if (parse_bytes(optarg, LJS_LSTACK_MAX, &o->lstack_bytes)) {
+				fprintf(stderr, "ljsnap record: --lua-stack-bytes wants 8..%d\n", LJS_LSTACK_MAX);
+				return -EINVAL;
+			}
+			break;
+		case 3:
+			o->ringbuf_mb = strtoul(optarg, &end, 10);
+			if (*end || o->ringbuf_mb < 1 || o->ringbuf_mb > 4096 ||
+			    (o->ringbuf_mb & (o->ringbuf_mb - 1))) {
+				fprintf(stderr, "ljsnap record: --ringbuf-mb wants a power of two, 1..4096\n");
+				return -EINVAL;
+			}
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!!o->all + !!o->npids + !!o->cmd != 1) {
+		fprintf(stderr, "ljsnap record: give exactly one of -p PID, -a or -- COMMAND\n\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Start the command stopped on a pipe; it execs once we release it. */
+static int start_child(struct recorder *rc, int *release_fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);	/* the recorder failed before releasing us */
+		execvp(rc->o.cmd[0], rc->o.cmd);
+		fprintf(stderr, "ljsnap record: cannot run '%s': %s\n", rc->o.cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	rc->child = pid;
+	*release_fd = fds[1];
+	return 0;
+}
+
+/* Ring-buffer callback: one sample or task event. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct recorder *rc = ctx;
+	const struct ljs_task_event *te = data;
+	struct ljs_sample s;
+	struct proc *p;
+	int err;
+
+	if (size < 8) {
+		rc->bad_records++;
+		return 0;
+	}
+	switch (te->type) {
+	case LJS_REC_SAMPLE:
+		if (ljs_sample__parse_raw(&s, data, size)) {
+			rc->bad_records++;
+			return 0;
+		}
+		p = proctab__get(&rc->pt, s.pid);
+		if (p) {
+			if (p->state == PROC_NEW) {
+				memcpy(p->comm, s.comm, sizeof(p->comm));
+				inspect__process(rc, p, s.time_ns);
+			}
+			p->samples++;
+			p->last_sample_ns = s.time_ns;
+		}
+		err = snapfile_writer__sample(rc->w, &s);
+		if (err && !rc->werr)
+			rc->werr = err;
+		if (!err) {
+			rc->samples++;
+			rc->sample_bytes += size;
+		}
+		return 0;
+	case LJS_REC_FORK:
+	case LJS_REC_EXEC:
+	case LJS_REC_EXIT:
+		if (size < sizeof(*te)) {
+			rc->bad_records++;
+			return 0;
+		}
+		rc->task_events++;
+		p = proctab__get(&rc->pt, te->pid);
+		if (!p)
+			return 0;
+		if (te->type == LJS_REC_FORK) {
+			p->ppid = te->ppid;
+			memcpy(p->comm, te->comm, sizeof(p->comm));
+			if (p->state == PROC_GONE)
+				p->state = PROC_NEW;	/* pid reused */
+			if (!rc->o.all)
+				rc->live_targets++;
+		} else if (te->type == LJS_REC_EXEC) {
+			/* A new image: forget the old layout, inspect at the next sample. */
+			memcpy(p->comm, te->comm, sizeof(p->comm));
+			bpfload__del_cfg(&rc->bl, p->pid);
+			p->state = PROC_NEW;
+			p->has_luajit = 0;
+			p->cfg_gen = 0;
+			p->maps_sig = 0;
+		} else {
+			bpfload__del_cfg(&rc->bl, p->pid);
+			if (!rc->o.all)
+				bpfload__del_target(&rc->bl, p->pid);
+			if (p->state != PROC_GONE) {
+				inspect__exited(rc, p, te->time_ns);
+				p->state = PROC_GONE;
+				if (!rc->o.all && rc->live_targets > 0)
+					rc->live_targets--;
+			}
+		}
+		return 0;
+	default:
+		rc->bad_records++;
+		return 0;
+	}
+}
+
+/* Re-inspect processes that showed no LuaJIT yet: libraries get dlopen'ed. */
+static void reinspect(struct recorder *rc, uint64_t now)
+{
+	uint32_t it = 0;
+	struct proc *p;
+
+	while ((p = proctab__next(&rc->pt, &it))) {
+		if (p->state != PROC_INSPECTED || p->has_luajit)
+			continue;
+		if (now - p->last_sample_ns > 2000000000ull || now - p->inspected_ns < 2000000000ull)
+			continue;
+		inspect__process(rc, p, now);
+	}
+}
+
+/* Write the statistics record and print the summary. */
+static void finish(struct recorder *rc, int quiet)
+{
+	static const char *names[] = LJS_ERR_NAMES;
+	struct snapfile_stat st[LJS_ERR__MAX + 8];
+	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
+	uint32_t it = 0, nlj = 0, nproc = 0, k;
+	size_t n = 0;
+	struct proc *p;
+
+	bpfload__counters(&rc->bl, ctr);
+	bpfload__prog_stats(&rc->bl, &run_ns, &run_cnt);
+	while ((p = proctab__next(&rc->pt, &it))) {
+		nproc++;
+		nlj += !!p->has_luajit;
+	}
+	st[n++] = (struct snapfile_stat){ "samples_written", rc->samples };
+	st[n++] = (struct snapfile_stat){ "samples_lost", ctr[LJS_ERR_RINGBUF_FULL] };
+	st[n++] = (struct snapfile_stat){ "bad_records", rc->bad_records };
+	st[n++] = (struct snapfile_stat){ "processes_seen", nproc };
+	st[n++] = (struct snapfile_stat){ "processes_luajit", nlj };
+	st[n++] = (struct snapfile_stat){ "bpf_run_ns", run_ns };
+	st[n++] = (struct snapfile_stat){ "bpf_run_cnt", run_cnt };
+	for (k = 0; k < LJS_ERR__MAX; k++)
+		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
+	snapfile_writer__stats(rc->w, st, n);
+
+	if (quiet)
+		return;
+	fprintf(stderr, "ljsnap: %llu samples written to %s",
+		(unsigned long long)rc->samples, rc->o.output);
+	if (rc->samples)
+		fprintf(stderr, " (%.0f bytes/sample in the ring buffer)",
+			(double)rc->sample_bytes / rc->samples);
+	fprintf(stderr, "\nljsnap: %llu samples lost (ring buffer full%s)\n",
+		(unsigned long long)ctr[LJS_ERR_RINGBUF_FULL],
+		ctr[LJS_ERR_RINGBUF_FULL] ? "; raise --ringbuf-mb or lower -F" : "");
+	fprintf(stderr, "ljsnap: BPF counters:");
+	for (k = 0; k < LJS_ERR__MAX; k++)
+		if (ctr[k])
+			fprintf(stderr, " %s=%llu", names[k], (unsigned long long)ctr[k]);
+	fprintf(stderr, "\n");
+	if (run_cnt)
+		fprintf(stderr, "ljsnap: BPF program: %.0f ns per run over %llu runs\n",
+			(double)run_ns / run_cnt, (unsigned long long)run_cnt);
+	fprintf(stderr, "ljsnap: %u processes seen, %u running LuaJIT\n", nproc, nlj);
+	it = 0;
+	while ((p = proctab__next(&rc->pt, &it))) {
+		if (!p->has_luajit && !(p->samples && nproc <= 8))
+			continue;
+		fprintf(stderr, "ljsnap:   pid %u (%s): %llu samples, %s\n", p->pid, p->comm,
+			(unsigned long long)p->samples, p->has_luajit ? p->build : "no LuaJIT found");
+	}
+}
+
+/* `ljsnap record`. */
+int cmd_record(int argc, char **argv)
+{
+	struct recorder rc;
+	struct bpfload_opts bo;
+	struct snapfile_header h;
+	struct sigaction sa;
+	char errbuf[512], target[512];
+	uint64_t t0, last_tick, now;
+	int err, release_fd = -1, i, ret = 1;
+
+	memset(&rc, 0, sizeof(rc));
+	err = parse_opts(&rc.o, argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	if (proctab__init(&rc.pt)) {
+		fprintf(stderr, "ljsnap record: out of memory\n");
+		return 1;
+	}
+
+	memset(&bo, 0, sizeof(bo));
+	bo.filter_all = rc.o.all;
+	bo.self_pid = getpid();
+	bo.freq_hz = rc.o.freq;
+	bo.ustack_bytes = rc.o.stack_bytes;
+	bo.ringbuf_bytes = rc.o.ringbuf_mb << 20;
+	err = bpfload__init(&rc.bl, &bo, errbuf, sizeof(errbuf));
+	if (err) {
+		fprintf(stderr, "ljsnap record: %s\n", errbuf);
+		goto out;
+	}
+
+	/* Describe the target for the header. */
+	if (rc.o.all) {
+		snprintf(target, sizeof(target), "-a");
+	} else if (rc.o.npids) {
+		size_t off = snprintf(target, sizeof(target), "-p ");
+		for (i = 0; i < rc.o.npids && off < sizeof(target); i++)
+			off += snprintf(target + off, sizeof(target) - off, "%s%u", i ? "," : "",
+					rc.o.pids[i]);
+	} else {
+		size_t off = 0;
+		target[0] = 0;
+		for (i = 0; rc.o.cmd[i] && off < sizeof(target); i++)
+			off += snprintf(target + off, sizeof(target) - off, "%s%s", i ? " " : "",
+					rc.o.cmd[i]);
+	}
+	memset(&h, 0, sizeof(h));
+	h.freq_hz = rc.o.freq;
+	h.stack_bytes = rc.o.stack_bytes;
+	h.lstack_bytes = rc.o.lstack_bytes;
+	h.target = target;
+	h.features = SNAPFILE_F_TASK_EVENTS | SNAPFILE_F_MEMORY | (rc.o.all ? SNAPFILE_F_SYSTEM_WIDE : 0);
+	rc.w = snapfile_writer__open(rc.o.output, &h, &err);
+	if (!rc.w) {
+		fprintf(stderr, "ljsnap record: cannot create %s: %s\n", rc.o.output,
+			snapfile__strerror(err));
+		goto out;
+	}
+
+	rc.rb = ring_buffer__new(bpfload__ringbuf_fd(&rc.bl), on_event, &rc, NULL);
+	if (!rc.rb) {
+		fprintf(stderr, "ljsnap record: cannot open the ring buffer: %s\n", strerror(errno));
+		goto out;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	for (i = 0; i < rc.o.npids; i++) {
+		if (kill(rc.o.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "ljsnap record: no process %u\n", rc.o.pids[i]);
+			goto out;
+		}
+		bpfload__add_target(&rc.bl, rc.o.pids[i]);
+		rc.live_targets++;
+		inspect__process(&rc, proctab__get(&rc.pt, rc.o.pids[i]), now_ns());
+	}
+	if (rc.o.cmd) {
+		err = start_child(&rc, &release_fd);
+		if (err) {
+			fprintf(stderr, "ljsnap record: cannot start the command: %s\n", strerror(-err));
+			goto out;
+		}
+		bpfload__add_target(&rc.bl, rc.child);
+		rc.live_targets++;
+		proctab__get(&rc.pt, rc.child);
+		if (write(release_fd, "x", 1) != 1)
+			fprintf(stderr, "ljsnap record: cannot release the command: %s\n", strerror(errno));
+		close(release_fd);
+	}
+	if (!rc.o.quiet)
+		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
+			rc.o.duration ? "" : "; Ctrl-C to stop");
+
+	t0 = last_tick = now_ns();
+	while (!g_stop) {
+		err = ring_buffer__poll(rc.rb, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "ljsnap record: ring buffer: %s\n", strerror(-err));
+			break;
+		}
+		if (rc.werr) {
+			fprintf(stderr, "ljsnap record: writing %s failed: %s; stopping (the file is "
+				"readable up to the last complete record)\n", rc.o.output,
+				snapfile__strerror(rc.werr));
+			break;
+		}
+		now = now_ns();
+		if (rc.child && !rc.child_done && waitpid(rc.child, &rc.child_status, WNOHANG) == rc.child)
+			rc.child_done = 1;
+		if (rc.child_done)
+			break;
+		if (rc.o.npids && rc.live_targets <= 0)
+			break;
+		if (rc.o.duration && now - t0 >= (uint64_t)(rc.o.duration * 1e9))
+			break;
+		if (now - last_tick >= 1000000000ull) {
+			last_tick = now;
+			reinspect(&rc, now);
+			err = snapfile_writer__flush(rc.w);
+			if (err && !rc.werr)
+				rc.werr = err;
+		}
+	}
+	/* Drain what is already in the ring buffer. */
+	ring_buffer__consume(rc.rb);
+	if (rc.child && !rc.child_done) {
+		kill(rc.child, SIGTERM);
+		waitpid(rc.child, &rc.child_status, 0);
+		rc.child_done = 1;
+	}
+	finish(&rc, rc.o.quiet);
+	ret = rc.werr ? 1 : 0;
+out:
+	ring_buffer__free(rc.rb);
+	if (rc.w) {
+		err = snapfile_writer__close(rc.w);
+		if (err) {
+			fprintf(stderr, "ljsnap record: closing %s: %s\n", rc.o.output, snapfile__strerror(err));
+			ret = 1;
+		}
+	}
+	bpfload__exit(&rc.bl);
+	lj_detect_cache__delete(rc.pt.detect_cache);
+	proctab__exit(&rc.pt);
+	free(rc.o.pids);
+	if (ret == 0 && rc.child_done && WIFEXITED(rc.child_status) && WEXITSTATUS(rc.child_status))
+		ret = WEXITSTATUS(rc.child_status);
+	return ret;
+}

@@ -1,0 +1,55 @@
+/*
+ * record.h -- state of one `ljsnap record` run, shared by its parts
+ * (record.c: options and the main loop; inspect.c: process inspection;
+ * harvest.c: memory the walker needs).
+ */
+#ifndef LJSNAP_RECORD_H
+#define LJSNAP_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include "daemon/bpfload.h"
+#include "daemon/proctab.h"
+#include "formats/snapfile.h"
+
+struct record_opts {
+	uint32_t *pids;		/* -p */
+	int npids;
+	int all;		/* -a */
+	uint32_t freq;		/* -F */
+	double duration;	/* -d, 0 = until Ctrl-C or the command exits */
+	const char *output;	/* -o */
+	uint32_t stack_bytes;
+	uint32_t lstack_bytes;
+	uint32_t ringbuf_mb;
+	int quiet;
+	char **cmd;		/* -- COMMAND ARGS */
+};
+
+struct recorder {
+	struct record_opts o;
+	struct bpfload bl;
+	struct ring_buffer *rb;
+	struct snapfile_writer *w;
+	struct proctab pt;
+	pid_t child;		/* the command we started, 0 if none */
+	int child_status;
+	int child_done;
+	uint64_t samples;	/* sample records written */
+	uint64_t bad_records;	/* malformed ring-buffer records */
+	uint64_t task_events;
+	uint64_t sample_bytes;	/* raw record bytes of samples */
+	int werr;		/* first write error (sticky) */
+	int live_targets;	/* -p/command mode: targets still alive */
+	uint32_t cfg_gen;	/* last configuration generation handed out */
+};
+
+/* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF
+ * configuration and write its PROCESS record.  Never fails the recording:
+ * problems are noted in the process record and on stderr. */
+void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns);
+
+/* Write an exit note for a process. */
+void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns);
+
+#endif

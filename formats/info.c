@@ -1,0 +1,335 @@
+/* info.c -- `ljsnap info FILE`: summarize a capture file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "formats/info.h"
+#include "formats/snapfile.h"
+
+#define INFO_MAX_NOTES 20	/* corrupt-record messages printed in full */
+
+/* Samples of one pid. */
+struct info_pid {
+	uint32_t pid;
+	int used;
+	uint64_t samples;
+	char comm[LJS_COMM_LEN];
+};
+
+/* Everything gathered in one pass over the file. */
+struct info {
+	struct info_pid *pids;		/* open-addressing table */
+	size_t npids, cap;
+	uint64_t first_ns, last_ns;	/* sample time range */
+	uint64_t mem_bytes, ksyms, nproc, nexit;
+	struct snapfile_stat *stats;	/* last STATS record (own copies) */
+	uint32_t nstats;
+	char *notes[INFO_MAX_NOTES];
+	uint64_t nnotes;
+	char *procs;			/* process section text */
+	size_t procs_len;
+	FILE *pf;			/* writes procs */
+};
+
+/* -- Samples per pid ------------------------------------------------------------ */
+
+/* Slot for pid in a table of cap (power of two) slots. */
+static struct info_pid *info__slot(struct info_pid *t, size_t cap, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (cap - 1);
+
+	while (t[i].used && t[i].pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* Count one sample of pid: 0 or -ENOMEM. */
+static int info__count(struct info *in, const struct ljs_sample *s)
+{
+	struct info_pid *p;
+	size_t i;
+
+	if (in->npids * 2 >= in->cap) {
+		size_t cap = in->cap ? in->cap * 2 : 256;
+		struct info_pid *t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		for (i = 0; i < in->cap; i++)
+			if (in->pids[i].used)
+				*info__slot(t, cap, in->pids[i].pid) = in->pids[i];
+		free(in->pids);
+		in->pids = t;
+		in->cap = cap;
+	}
+	p = info__slot(in->pids, in->cap, s->pid);
+	if (!p->used) {
+		p->used = 1;
+		p->pid = s->pid;
+		memcpy(p->comm, s->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = 0;
+		in->npids++;
+	}
+	p->samples++;
+	if (!in->first_ns || s->time_ns < in->first_ns)
+		in->first_ns = s->time_ns;
+	if (s->time_ns > in->last_ns)
+		in->last_ns = s->time_ns;
+	return 0;
+}
+
+/* qsort: most samples first, then by pid. */
+static int info__cmp_pid(const void *a, const void *b)
+{
+	const struct info_pid *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* -- Records ---------------------------------------------------------------------- */
+
+/* Seconds of t relative to the header's clock reference. */
+static double info__rel(const struct snapfile_header *h, uint64_t t)
+{
+	return ((double)t - (double)h->mono_ns) / 1e9;
+}
+
+/* Append one PROCESS record to the process section. */
+static void info__process(struct info *in, const struct snapfile_header *h,
+			  const struct snapfile_process *p)
+{
+	size_t i, set = 0;
+
+	if (p->exited_ns) {
+		in->nexit++;
+		fprintf(in->pf, "  pid %" PRIu32 " %s exited at %+.3f s\n", p->pid, p->comm,
+			info__rel(h, p->exited_ns));
+		return;
+	}
+	in->nproc++;
+	fprintf(in->pf, "  pid %" PRIu32 " (ppid %" PRIu32 ") %s  exe %s  %" PRIu32 " mappings\n",
+		p->pid, p->ppid, p->comm, p->exe[0] ? p->exe : "?", p->nmaps);
+	if (p->cmdline[0])
+		fprintf(in->pf, "      cmdline: %s\n", p->cmdline);
+	if (!p->has_luajit)
+		return;
+	for (i = 0; i < lj_layout__nfields; i++) {
+		uint32_t v;
+
+		memcpy(&v, (const char *)&p->layout + lj_layout__fields[i].offset, sizeof(v));
+		set += v != 0;
+	}
+	fprintf(in->pf, "      LuaJIT: %s\n", p->lj_build[0] ? p->lj_build : "(no build description)");
+	fprintf(in->pf, "      layout: family %s%s%s%s, gg_ofs_g %" PRIu32 ", disp2g %" PRId32
+		", g_size %" PRIu32 ", l_size %" PRIu32 " (%zu of %zu fields set)\n",
+		lj_layout__family_name((enum lj_family)p->layout.family),
+		p->layout.flags & LJ_LAYOUT_F_GC64 ? ", GC64" : ", 32-bit refs",
+		p->layout.flags & LJ_LAYOUT_F_DUALNUM ? ", dual-number" : "",
+		p->layout.flags & LJ_LAYOUT_F_NOJIT ? ", no JIT" : "",
+		p->layout.gg_ofs_g, p->layout.disp2g, p->layout.g_size, p->layout.l_size,
+		set, lj_layout__nfields);
+	fprintf(in->pf, "      g 0x%" PRIx64 ", VM code 0x%" PRIx64 "-0x%" PRIx64
+		", %" PRIu32 " provenance notes\n", p->g, p->vm_lo, p->vm_hi, p->nprov);
+}
+
+/* Keep a copy of the last STATS record: 0 or -ENOMEM. */
+static int info__stats(struct info *in, const struct snapfile_stats *st)
+{
+	struct snapfile_stat *v = calloc(st->n ? st->n : 1, sizeof(*v));
+	uint32_t i;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < st->n; i++) {
+		v[i].value = st->v[i].value;
+		v[i].name = strdup(st->v[i].name);
+		if (!v[i].name) {
+			while (i--)
+				free((char *)v[i].name);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < in->nstats; i++)
+		free((char *)in->stats[i].name);
+	free(in->stats);
+	in->stats = v;
+	in->nstats = st->n;
+	return 0;
+}
+
+/* Remember a reader error message. */
+static void info__note(struct info *in, const char *msg)
+{
+	if (in->nnotes < INFO_MAX_NOTES)
+		in->notes[in->nnotes] = strdup(msg);
+	in->nnotes++;
+}
+
+/* One pass over the records: 0 or -ENOMEM. */
+static int info__scan(struct info *in, struct snapfile_reader *r)
+{
+	const struct snapfile_header *h = snapfile_reader__header(r);
+	struct snapfile_rec *rec;
+	int rc, err = 0;
+
+	rec = malloc(sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	while (!err && (rc = snapfile_reader__next(r, rec)) != 0) {
+		if (rc < 0) {
+			info__note(in, snapfile_reader__error(r));
+			continue;
+		}
+		switch (rec->kind) {
+		case SNAPFILE_REC_PROCESS:
+			info__process(in, h, &rec->proc);
+			break;
+		case SNAPFILE_REC_SAMPLE:
+			err = info__count(in, &rec->sample);
+			break;
+		case SNAPFILE_REC_MEMORY:
+			in->mem_bytes += rec->mem.len;
+			break;
+		case SNAPFILE_REC_KSYMS:
+			in->ksyms += rec->ksyms.n;
+			break;
+		case SNAPFILE_REC_STATS:
+			err = info__stats(in, &rec->stats);
+			break;
+		default:
+			break;
+		}
+	}
+	free(rec);
+	return err;
+}
+
+/* -- Output ------------------------------------------------------------------------- */
+
+/* Header lines. */
+static void info__print_header(FILE *out, const char *path, const struct snapfile_header *h)
+{
+	static const char *const fnames[] = { "memory", "ksyms", "task-events", "system-wide" };
+	time_t secs = (time_t)(h->real_ns / 1000000000ull);
+	struct stat st;
+	char when[64] = "?";
+	struct tm tm;
+	size_t i;
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(out, "file:       %s", path);
+	if (!stat(path, &st))
+		fprintf(out, " (%lld bytes)", (long long)st.st_size);
+	fprintf(out, "\nformat:     %" PRIu32 ".%" PRIu32 "%s, written by ljsnap %s\n", h->major,
+		h->minor, h->minor > SNAPFILE_MINOR ? " (newer minor: unknown additions ignored)" : "",
+		h->ljsnap_version[0] ? h->ljsnap_version : "?");
+	fprintf(out, "host:       %s, kernel %s, %s\n", h->host[0] ? h->host : "?",
+		h->kernel[0] ? h->kernel : "?", h->arch[0] ? h->arch : "?");
+	fprintf(out, "started:    %s (monotonic %.3f s)\n", when, (double)h->mono_ns / 1e9);
+	fprintf(out, "options:    %" PRIu32 " Hz, stack %" PRIu32 " bytes, Lua stack %" PRIu32
+		" bytes, target: %s\n", h->freq_hz, h->stack_bytes, h->lstack_bytes,
+		h->target[0] ? h->target : "?");
+	fprintf(out, "features:   0x%" PRIx64, h->features);
+	for (i = 0; i < sizeof(fnames) / sizeof(fnames[0]); i++)
+		if (h->features & (1ull << i))
+			fprintf(out, " %s", fnames[i]);
+	fprintf(out, "\n");
+}
+
+/* Everything after the header. */
+static void info__print_body(FILE *out, struct info *in, struct snapfile_reader *r)
+{
+	const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
+	const struct snapfile_header *h = snapfile_reader__header(r);
+	const char *note = snapfile_reader__note(r);
+	size_t i, n = 0;
+	int k;
+
+	fprintf(out, "\nprocesses:  %" PRIu64 " described, %" PRIu64 " exits noted\n%s", in->nproc,
+		in->nexit, in->procs ? in->procs : "");
+	fprintf(out, "\nrecords:   ");
+	for (k = 1; k < SNAPFILE_REC__MAX; k++)
+		fprintf(out, " %s %" PRIu64 "%s", snapfile__kind_name(k), st->per_kind[k],
+			k + 1 < SNAPFILE_REC__MAX ? "," : "");
+	fprintf(out, "; unknown kinds skipped %" PRIu64 ", corrupt %" PRIu64 "\n", st->unknown,
+		st->corrupt);
+	if (in->npids) {
+		fprintf(out, "samples:    %" PRIu64 " over %.3f s (%+.3f s .. %+.3f s)\n",
+			st->per_kind[SNAPFILE_REC_SAMPLE], (double)(in->last_ns - in->first_ns) / 1e9,
+			info__rel(h, in->first_ns), info__rel(h, in->last_ns));
+		for (i = 0; i < in->cap; i++)
+			if (in->pids[i].used)
+				in->pids[n++] = in->pids[i];
+		qsort(in->pids, n, sizeof(in->pids[0]), info__cmp_pid);
+		for (i = 0; i < n; i++)
+			fprintf(out, "  pid %" PRIu32 " %-16s %" PRIu64 " samples\n", in->pids[i].pid,
+				in->pids[i].comm, in->pids[i].samples);
+	}
+	fprintf(out, "memory:     %" PRIu64 " ranges, %" PRIu64 " bytes\n",
+		st->per_kind[SNAPFILE_REC_MEMORY], in->mem_bytes);
+	fprintf(out, "ksyms:      %" PRIu64 " kernel symbols\n", in->ksyms);
+	if (in->nstats) {
+		fprintf(out, "statistics (last STATS record):\n");
+		for (i = 0; i < in->nstats; i++)
+			fprintf(out, "  %-24s %" PRIu64 "\n", in->stats[i].name, in->stats[i].value);
+	}
+	if (!in->nnotes && !note && st->clean_end)
+		return;
+	fprintf(out, "notes:\n");
+	for (i = 0; i < in->nnotes && i < INFO_MAX_NOTES; i++)
+		fprintf(out, "  %s\n", in->notes[i] ? in->notes[i] : "(out of memory)");
+	if (in->nnotes > INFO_MAX_NOTES)
+		fprintf(out, "  ... and %" PRIu64 " more corrupt records\n", in->nnotes - INFO_MAX_NOTES);
+	if (note)
+		fprintf(out, "  %s\n", note);
+	if (!st->clean_end)
+		fprintf(out, "  no END record: the recording did not finish cleanly "
+			"(killed, out of space, or still running)\n");
+}
+
+/* Print what the capture file at path holds. */
+int snapfile__print_info(const char *path, FILE *out)
+{
+	struct snapfile_reader *r;
+	struct info in;
+	char msg[512];
+	int err = 0;
+	size_t i;
+
+	memset(&in, 0, sizeof(in));
+	r = snapfile_reader__open_msg(path, &err, msg, sizeof(msg));
+	if (!r) {
+		fprintf(stderr, "%s: %s\n", path, msg);
+		goto out;
+	}
+	in.pf = open_memstream(&in.procs, &in.procs_len);
+	if (!in.pf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = info__scan(&in, r);
+	fclose(in.pf);
+	in.pf = NULL;
+	if (err)
+		goto out;
+	info__print_header(out, path, snapfile_reader__header(r));
+	info__print_body(out, &in, r);
+out:
+	if (err && r)
+		fprintf(stderr, "%s: %s\n", path, snapfile__strerror(err));
+	snapfile_reader__close(r);
+	free(in.procs);
+	free(in.pids);
+	for (i = 0; i < in.nstats; i++)
+		free((char *)in.stats[i].name);
+	free(in.stats);
+	for (i = 0; i < in.nnotes && i < INFO_MAX_NOTES; i++)
+		free(in.notes[i]);
+	return err;
+}

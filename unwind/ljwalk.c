@@ -1,0 +1,777 @@
+/*
+ * ljwalk.c -- the offline LuaJIT frame walk: choose the running thread, the
+ * top frame's BASE and PC from the sample, then follow the frame links of
+ * every thread down to the bottom of the main thread's stack.
+ *
+ * Facts used (LUAJIT-INTERNALS.md §4, §5.2, §6.3-6.5, §7; LuaJIT lj_debug.c,
+ * lj_frame.h): frames are [func | ftsz] headers below BASE; ftsz & 3 == 0 is
+ * a return PC into the calling Lua function (caller = f - (1 + FR2 + A of
+ * pc[-1])), anything else is a typed byte delta.  A frame's PC is held by the
+ * frame above it: a Lua link's return PC, a continuation's saved PC, or the
+ * SAVE_PC of the interpreter C frame (cframe) that ran it, found by
+ * consuming one cframe per C/CP link, as debug_framepc does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/ljwalk_int.h"
+
+#define STACKSIZE_MAX	(1u << 17)	/* slots; LuaJIT stops at ~65500 + extra */
+#define CF_SKIP_MAX	256		/* cframes skipped in one step */
+
+/* Class of a vmstate value. */
+enum vmclass { VC_INTERP, VC_C, VC_GC, VC_EXIT, VC_COMPILER, VC_TRACE, VC_UNKNOWN };
+
+/* One thread's walk context. */
+struct thr {
+	uint64_t L, stack, end, bot, cf;
+	int first;		/* no frame emitted for this thread yet */
+	uint32_t entry_flags;	/* flags for the first frame (COROUTINE_BOUNDARY) */
+};
+
+/* -- Result -------------------------------------------------------------- */
+
+/* Append a zeroed frame; NULL when out of memory. */
+static struct ljw_frame *frame__push(struct ljw *w)
+{
+	struct ljw_frame *f;
+
+	if (w->nframes == w->capframes) {
+		size_t ncap = w->capframes ? w->capframes * 2 : 64;
+		struct ljw_frame *nf = realloc(w->frames, ncap * sizeof(*nf));
+
+		if (!nf) {
+			w->nomem = 1;
+			return NULL;
+		}
+		w->frames = nf;
+		w->capframes = ncap;
+	}
+	f = &w->frames[w->nframes++];
+	memset(f, 0, sizeof(*f));
+	f->pos = -1;
+	f->line = -1;
+	f->traceno = -1;
+	return f;
+}
+
+/* Emit an [unknown: reason] frame and count it. */
+static void frame__unknown(struct ljw *w, struct ljw_stack *out, enum ljw_reason r,
+			   uint64_t L, uint64_t fr)
+{
+	struct ljw_frame *f = frame__push(w);
+
+	if ((unsigned)r < LJW_R__MAX)
+		out->unknown[r]++;
+	out->nunknown++;
+	if (!f)
+		return;
+	f->kind = LJW_FRAME_UNKNOWN;
+	f->reason = r;
+	f->L = L;
+	f->frame = fr;
+}
+
+/* Emit a pseudo frame for a VM state. */
+static void frame__pseudo(struct ljw *w, const char *what, uint64_t L)
+{
+	struct ljw_frame *f = frame__push(w);
+
+	if (f) {
+		f->kind = LJW_FRAME_PSEUDO;
+		f->pseudo = what;
+		f->L = L;
+	}
+}
+
+/* -- State ------------------------------------------------------------------ */
+
+/* Does a vmstate value equal a layout state (0 = absent in this build)? */
+static int vmst__is(int32_t v, int32_t st)
+{
+	return st != 0 && v == st;
+}
+
+/* Classify a vmstate value with the build's numbering. */
+static enum vmclass vmstate__class(const struct lj_layout *lay, int32_t v)
+{
+	struct lj_vmstates st = lay->vmst;
+
+	if (v >= 0)
+		return VC_TRACE;
+	if (st.interp == 0 && st.c == 0)	/* numbering not filled: upstream */
+		st = (struct lj_vmstates){ -1, -2, -3, -4, -5, -6, -7, 0, 0, 0 };
+	if (vmst__is(v, st.interp) || vmst__is(v, st.lfunc) || vmst__is(v, st.ffunc))
+		return VC_INTERP;
+	if (vmst__is(v, st.c) || vmst__is(v, st.cfunc))
+		return VC_C;
+	if (vmst__is(v, st.gc))
+		return VC_GC;
+	if (vmst__is(v, st.exit))
+		return VC_EXIT;
+	if (vmst__is(v, st.record) || vmst__is(v, st.opt) || vmst__is(v, st.asm_))
+		return VC_COMPILER;
+	return VC_UNKNOWN;
+}
+
+/* Short name of a vmstate class. */
+static const char *vmclass__name(enum vmclass c)
+{
+	static const char *const n[] = { "interp", "c", "gc", "exit", "compiler",
+					 "trace", "unknown" };
+	return n[c];
+}
+
+/* Read the fields of a thread and check it belongs to g. */
+static enum ljw_reason thr__init(struct ljw *w, struct thr *t, uint64_t L, uint64_t *base)
+{
+	const struct lj_layout *lay = w->d.lay;
+	uint64_t glref, stack, cframe;
+	uint32_t stacksize;
+	uint8_t gct;
+
+	memset(t, 0, sizeof(*t));
+	t->L = L;
+	t->first = 1;
+	if (L == 0)
+		return LJW_R_BAD_L;
+	if (ljd__gct(&w->d, L, &gct) || ljd__ref(&w->d, L + lay->l_glref, &glref) ||
+	    ljd__ref(&w->d, L + lay->l_stack, &stack) ||
+	    memsrc__u32(w->d.ms, L + lay->l_stacksize, &stacksize) ||
+	    ljd__ptr(&w->d, L + lay->l_base, base) ||
+	    ljd__ptr(&w->d, L + lay->l_cframe, &cframe))
+		return LJW_R_L_UNREADABLE;
+	if (gct != LJD_GCT_THREAD || glref != w->g || stack == 0 || (stack & 7) ||
+	    stacksize == 0 || stacksize > STACKSIZE_MAX)
+		return LJW_R_BAD_L;
+	t->stack = stack;
+	t->end = stack + 8 * (uint64_t)stacksize;
+	t->bot = stack + 8 * (uint64_t)w->d.fr2;
+	t->cf = cframe & ~(uint64_t)3;
+	return LJW_R_NONE;
+}
+
+/* -- Frames ---------------------------------------------------------------- */
+
+/* Is a frame address inside the thread's stack, above the bottom slot? */
+static int thr__frame_ok(const struct thr *t, const struct ljd *d, uint64_t f)
+{
+	return !(f & 7) && f > t->bot && f < t->end && f >= t->stack + d->hdr_bytes - 8;
+}
+
+/* Is the link of frame f sane (one step, without emitting anything)? */
+static int link__sane(struct ljw *w, const struct thr *t, uint64_t f, int64_t ftsz)
+{
+	uint64_t pc, nf;
+	uint32_t ins, op;
+
+	if ((ftsz & 3) == LJD_FRAME_LUA) {
+		pc = ljd__ftsz_pc(&w->d, ftsz);
+		if (pc < 4 || memsrc__u32(w->d.ms, pc - 4, &ins))
+			return 0;
+		op = ljd_bc_op(ins);
+		if (op != LJW_BC_CALL && op != LJW_BC_CALLM && op != LJW_BC_ITERC &&
+		    op != LJW_BC_ITERN)
+			return 0;
+		nf = f - 8 * (1 + w->d.fr2 + (uint64_t)ljd_bc_a(ins));
+	} else {
+		int64_t sized = ftsz & ~(int64_t)7;
+
+		if (sized <= 0 || (uint64_t)sized > f)
+			return 0;
+		nf = f - (uint64_t)sized;
+	}
+	return nf == t->bot || (nf > t->bot && nf < f && !(nf & 7));
+}
+
+/* Check a BASE candidate: a function below it and a sane link. */
+static int base__check(struct ljw *w, const struct thr *t, uint64_t base)
+{
+	struct ljd_frame fr;
+	uint8_t gct;
+	uint64_t f = base - 8;
+
+	if (base < 8 || !thr__frame_ok(t, &w->d, f) || base > t->end)
+		return 0;
+	if (ljd__frame(&w->d, f, &fr) || ljd__gct(&w->d, fr.fn, &gct) || gct != LJD_GCT_FUNC)
+		return 0;
+	return link__sane(w, t, f, fr.ftsz);
+}
+
+/* Bytecode position of pc in the Lua function at base, or -1. */
+static int32_t base__pos(struct ljw *w, uint64_t base, uint64_t pc)
+{
+	const struct lj_layout *lay = w->d.lay;
+	struct ljd_frame fr;
+	struct ljw_proto *p;
+	uint64_t fpc;
+	uint8_t ffid;
+
+	if (!pc || ljd__frame(&w->d, base - 8, &fr) ||
+	    memsrc__u8(w->d.ms, fr.fn + lay->fn_ffid, &ffid) || ffid != 0 ||
+	    ljd__ref(&w->d, fr.fn + lay->fn_pc, &fpc) || fpc < lay->pt_size)
+		return -1;
+	p = ljw__proto(w, fpc - lay->pt_size);
+	return p ? ljw__proto_pos(w, p, pc) : -1;
+}
+
+/* Fill a frame from a function object; returns its prototype for Lua. */
+static struct ljw_proto *frame__fill(struct ljw *w, struct ljw_frame *o, uint64_t fn,
+				     uint64_t pc, enum ljw_reason *err)
+{
+	const struct lj_layout *lay = w->d.lay;
+	struct ljw_proto *p;
+	uint64_t fpc, cfn;
+	uint8_t gct, ffid;
+
+	*err = LJW_R_NONE;
+	o->fn = fn;
+	if (ljd__gct(&w->d, fn, &gct) || memsrc__u8(w->d.ms, fn + lay->fn_ffid, &ffid)) {
+		*err = LJW_R_FUNC_UNREADABLE;
+		return NULL;
+	}
+	if (gct != LJD_GCT_FUNC) {
+		*err = LJW_R_BAD_FUNC;
+		return NULL;
+	}
+	o->ffid = ffid;
+	if (ffid != 0) {
+		o->kind = ffid == 1 ? LJW_FRAME_C : LJW_FRAME_FF;
+		if (ljd__ptr(&w->d, fn + lay->fn_f, &cfn) == 0)
+			o->cfunc = cfn;
+		if (ffid >= 2)
+			o->ffname = ljw_ffname((enum lj_family)lay->family, ffid);
+		return NULL;
+	}
+	o->kind = LJW_FRAME_LUA;
+	if (ljd__ref(&w->d, fn + lay->fn_pc, &fpc)) {
+		*err = LJW_R_FUNC_UNREADABLE;
+		return NULL;
+	}
+	if (fpc < lay->pt_size) {
+		*err = LJW_R_BAD_FUNC;
+		return NULL;
+	}
+	p = ljw__proto(w, fpc - lay->pt_size);
+	if (!p) {
+		*err = LJW_R_NOMEM;
+		return NULL;
+	}
+	if (p->err != LJW_R_NONE) {
+		*err = p->err;
+		return NULL;
+	}
+	o->pt = p->pt;
+	o->linedefined = p->firstline;
+	o->chunkname = p->chunkname;
+	o->chunk = p->chunkname && (p->chunkname[0] == '@' || p->chunkname[0] == '=') ?
+		   p->chunkname + 1 : p->chunkname;
+	if (p->firstline == 0 && p->numline != 0)
+		o->flags |= LJW_F_MAIN;
+	if (p->firstline == -1)
+		o->flags |= LJW_F_BUILTIN_LUA;
+	o->pos = ljw__proto_pos(w, p, pc);
+	if (o->pos >= 0) {
+		o->pc = pc;
+		o->line = ljw__proto_line(w, p, (uint32_t)o->pos);
+	} else {
+		o->flags |= LJW_F_NOPC;
+	}
+	return p;
+}
+
+/* Link flags of a frame's own ftsz. */
+static uint32_t link__flags(struct ljw *w, uint64_t f, int64_t ftsz)
+{
+	uint64_t v;
+
+	switch (ftsz & 7) {
+	case LJD_FRAME_C: case LJD_FRAME_CP:
+		return LJW_F_CCALL;
+	case LJD_FRAME_PCALL: case LJD_FRAME_PCALLH:
+		return LJW_F_PCALL;
+	case LJD_FRAME_CONT:
+		if (ljd__contv(&w->d, f, &v) == 0 && v == LJD_CONT_TAILCALL)
+			return LJW_F_CONT | LJW_F_TAILCALL;
+		return LJW_F_CONT;
+	default:
+		return (ftsz & 3) == LJD_FRAME_C ? LJW_F_CCALL : 0;
+	}
+}
+
+/* Skip lua_cpcall cframes (nres < 0) that have no Lua frame at or above f. */
+static void cf__skip(struct ljw *w, struct thr *t, uint64_t f)
+{
+	int32_t nres;
+	uint64_t prev;
+	unsigned n = 0;
+
+	while (t->cf && n++ < CF_SKIP_MAX) {
+		if (ljd__cf_nres(&w->d, t->cf, &nres) || nres >= 0)
+			return;
+		if (f >= t->stack + (uint64_t)(-(int64_t)nres))
+			return;
+		if (ljd__cf_prev(&w->d, t->cf, &prev))
+			prev = 0;
+		t->cf = prev & ~(uint64_t)3;
+	}
+}
+
+/* Step to the previous cframe of the thread (one C entry consumed). */
+static void cf__pop(struct ljw *w, struct thr *t)
+{
+	uint64_t prev;
+
+	if (!t->cf)
+		return;
+	if (ljd__cf_prev(&w->d, t->cf, &prev))
+		prev = 0;
+	t->cf = prev & ~(uint64_t)3;
+}
+
+/* Walk one thread's frames from base down.  Returns 1 at the bottom, 0 when
+ * the walk stopped at an [unknown] frame (already emitted). */
+static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t base,
+		     uint64_t top_pc, uint32_t top_flags, int traceno)
+{
+	enum { NF_TOP, NF_LUA, NF_CONT, NF_OTHER } nft = NF_TOP;
+	uint64_t f = base - 8, nf = 0, pc, cv;
+	int64_t nftsz = 0;
+	long pending = -1;	/* index of the frame whose name comes from this caller */
+	int skip = 0;
+	uint32_t max = w->o->max_frames;
+
+	for (;;) {
+		struct ljd_frame fr;
+		struct ljw_frame *o = NULL;
+		struct ljw_proto *p = NULL;
+		enum ljw_reason err = LJW_R_NONE;
+		int dummy;
+		int32_t pos = -1;
+
+		if (f <= t->bot)
+			break;
+		if (!thr__frame_ok(t, &w->d, f)) {
+			frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
+			return 0;
+		}
+		if (max && w->nframes >= max) {
+			frame__unknown(w, out, LJW_R_FRAME_LIMIT, t->L, f);
+			return 0;
+		}
+		if (w->nomem)
+			return 0;
+		cf__skip(w, t, f);
+		if (ljd__frame(&w->d, f, &fr)) {
+			frame__unknown(w, out, LJW_R_STACK_CUT, t->L, f);
+			out->truncated = 1;
+			return 0;
+		}
+		/* This frame's PC is held by the frame above it. */
+		switch (nft) {
+		case NF_TOP: pc = top_pc; break;
+		case NF_LUA: pc = ljd__ftsz_pc(&w->d, nftsz); break;
+		case NF_CONT: if (ljd__contpc(&w->d, nf, &pc)) pc = 0; break;
+		default: if (!t->cf || ljd__cf_pc(&w->d, t->cf, &pc)) pc = 0; break;
+		}
+		dummy = fr.fn == t->L;
+		if (!dummy && !skip) {
+			o = frame__push(w);
+			if (!o)
+				return 0;
+			o->L = t->L;
+			o->frame = f;
+			o->flags = link__flags(w, f, fr.ftsz) | top_flags;
+			if ((fr.ftsz & 7) == LJD_FRAME_VARG)
+				o->flags |= LJW_F_VARARG;
+			if (t->first) {
+				o->flags |= t->entry_flags;
+				t->first = 0;
+			}
+			if (nft == NF_TOP && traceno >= 0)
+				o->traceno = traceno;
+			p = frame__fill(w, o, fr.fn, pc, &err);
+			pos = o->pos;
+			if (err != LJW_R_NONE) {
+				o->kind = LJW_FRAME_UNKNOWN;
+				o->reason = err;
+				out->unknown[err]++;
+				out->nunknown++;
+			}
+		} else if (!dummy) {	/* original frame of a vararg function */
+			if (w->nframes)
+				w->frames[w->nframes - 1].flags |= link__flags(w, f, fr.ftsz);
+			p = NULL;
+		}
+		top_flags = 0;
+		/* A Lua link promised a Lua caller containing the return PC. */
+		if (nft == NF_LUA && !skip && !dummy && o && err == LJW_R_NONE && pos < 0) {
+			o->kind = LJW_FRAME_UNKNOWN;
+			o->reason = LJW_R_CALLER_MISMATCH;
+			out->unknown[LJW_R_CALLER_MISMATCH]++;
+			out->nunknown++;
+			return 0;
+		}
+		/* Name the frame above from this caller's instruction. */
+		if (pending >= 0 && !skip) {
+			struct ljw_frame *pf = &w->frames[pending];
+
+			if (p && pos >= 0 && pf->kind != LJW_FRAME_UNKNOWN)
+				pf->what = ljw__funcname(w, p, pos, &pf->name);
+			pending = -1;
+		}
+		if (o)
+			pending = (long)(o - w->frames);
+		if (dummy)
+			pending = -1;	/* a dummy frame's "function" is the thread */
+		skip = 0;
+		/* Follow the link. */
+		nf = f;
+		nftsz = fr.ftsz;
+		if ((fr.ftsz & 3) == LJD_FRAME_LUA) {
+			uint64_t rpc = ljd__ftsz_pc(&w->d, fr.ftsz);
+			uint32_t ins, op;
+
+			if (rpc < 4 || memsrc__u32(w->d.ms, rpc - 4, &ins)) {
+				frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
+				return 0;
+			}
+			op = ljd_bc_op(ins);
+			if (op != LJW_BC_CALL && op != LJW_BC_CALLM && op != LJW_BC_ITERC &&
+			    op != LJW_BC_ITERN) {
+				frame__unknown(w, out, LJW_R_BAD_CALL, t->L, f);
+				return 0;
+			}
+			f -= 8 * (1 + w->d.fr2 + (uint64_t)ljd_bc_a(ins));
+			nft = NF_LUA;
+			continue;
+		}
+		{
+			int64_t sized = fr.ftsz & ~(int64_t)7;
+
+			if (sized <= 0 || (uint64_t)sized > f - t->stack) {
+				frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
+				return 0;
+			}
+			switch (fr.ftsz & 7) {
+			case LJD_FRAME_CONT:
+				nft = NF_CONT;
+				if (ljd__contv(&w->d, f, &cv) == 0 && cv == LJD_CONT_FFI_CALLBACK)
+					cf__pop(w, t);
+				break;
+			case LJD_FRAME_VARG:
+				nft = NF_OTHER;
+				skip = !dummy;
+				break;
+			case LJD_FRAME_C: case LJD_FRAME_CP:
+				nft = NF_OTHER;
+				cf__pop(w, t);
+				break;
+			default:
+				nft = NF_OTHER;
+				break;
+			}
+			f -= (uint64_t)sized;
+		}
+	}
+	return 1;
+}
+
+/* -- Top frame ------------------------------------------------------------- */
+
+/* Read vmstate, cur_L and jit_base and check g's self references. */
+static enum ljw_reason g__read(struct ljw *w, int32_t *vmstate, uint64_t *L, uint64_t *jb)
+{
+	const struct lj_layout *lay = w->d.lay;
+	uint64_t mt;
+
+	if (ljd__i32(&w->d, w->g + lay->g_vmstate, vmstate) ||
+	    ljd__ref(&w->d, w->g + lay->g_cur_L, L) ||
+	    ljd__ref(&w->d, w->g + lay->g_jit_base, jb))
+		return LJW_R_G_UNREADABLE;
+	if (lay->gg_ofs_g && ljd__ref(&w->d, w->g + lay->g_mainthref, &mt) == 0 &&
+	    mt != w->g - lay->gg_ofs_g)
+		return LJW_R_BAD_G;
+	w->mainL = lay->gg_ofs_g ? w->g - lay->gg_ofs_g : 0;
+	return LJW_R_NONE;
+}
+
+/* The running trace: its number check, start proto and start PC. */
+static int trace__read(struct ljw *w, int32_t traceno, uint64_t *startpt, uint64_t *startpc)
+{
+	const struct lj_layout *lay = w->d.lay;
+	const struct ljs_sample *s = w->s;
+	uint64_t T = 0, arr;
+	uint32_t i;
+	uint16_t no;
+	uint8_t gct;
+
+	for (i = 0; i < s->nsec && i < LJS_SAMPLE_MAX_SECS; i++)
+		if (s->sec[i].kind == LJS_SEC_TRACE && s->sec[i].addr)
+			T = s->sec[i].addr;
+	if (!T && lay->g2j && ljd__ptr(&w->d, w->g + (uint64_t)(int64_t)lay->g2j + lay->j_trace,
+				       &arr) == 0 && arr)
+		if (ljd__ref(&w->d, arr + (uint64_t)w->d.ref * (uint32_t)traceno, &T))
+			T = 0;
+	if (!T || ljd__gct(&w->d, T, &gct) || gct != LJD_GCT_TRACE ||
+	    memsrc__u16(w->d.ms, T + lay->t_traceno, &no) || no != (uint32_t)traceno ||
+	    ljd__ref(&w->d, T + lay->t_startpt, startpt) ||
+	    ljd__ref(&w->d, T + lay->t_startpc, startpc))
+		return -EFAULT;
+	return 0;
+}
+
+/* Choose the top BASE/PC for the running thread per vmstate and RIP. */
+static int top__choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t Lbase,
+		       enum vmclass vc, uint64_t jit_base, uint64_t *base, uint64_t *pc)
+{
+	const struct ljs_regs *r = &w->s->regs;
+	const struct ljw_opts *o = w->o;
+	uint64_t savepc = 0, cand, cpc;
+	int in_vm = o->vm_lo && r->ip >= o->vm_lo && r->ip < o->vm_hi;
+
+	if (t->cf && ljd__cf_pc(&w->d, t->cf, &savepc))
+		savepc = 0;
+	*pc = 0;
+	if (vc == VC_TRACE && jit_base) {
+		if (!base__check(w, t, jit_base))
+			return -1;
+		*base = jit_base;
+		out->base_src = LJW_SRC_JIT_BASE;
+		return 0;
+	}
+	if (vc == VC_INTERP && in_vm) {
+		cand = ljd__reg(&w->d, r->dx);
+		cpc = ljd__reg(&w->d, r->bx);
+		if (base__check(w, t, cand)) {
+			*base = cand;
+			out->base_src = LJW_SRC_REGS;
+			if (base__pos(w, cand, cpc) >= 0) {
+				*pc = cpc;
+				out->pc_src = LJW_SRC_REGS;
+			}
+			return 0;
+		}
+	}
+	if (vc == VC_INTERP && !in_vm && o->vm_regs) {
+		/* rbp == L: the VM synced L->base ("sync"); else rbp is BASE ("leaf"). */
+		cand = ljd__reg(&w->d, o->vm_regs->bp);
+		cpc = ljd__reg(&w->d, o->vm_regs->bx);
+		if (cand != t->L && base__check(w, t, cand) && base__pos(w, cand, cpc) >= 0) {
+			*base = cand;
+			*pc = cpc;
+			out->base_src = out->pc_src = LJW_SRC_VM_REGS;
+			return 0;
+		}
+		if (base__check(w, t, Lbase) && base__pos(w, Lbase, cpc) >= 0) {
+			*base = Lbase;
+			*pc = cpc;
+			out->base_src = LJW_SRC_L_BASE;
+			out->pc_src = LJW_SRC_VM_REGS;
+			return 0;
+		}
+	}
+	if (!base__check(w, t, Lbase))
+		return -1;
+	*base = Lbase;
+	out->base_src = LJW_SRC_L_BASE;
+	if (savepc && savepc != t->L && base__pos(w, Lbase, savepc) >= 0) {
+		*pc = savepc;
+		out->pc_src = LJW_SRC_SAVE_PC;
+	}
+	return 0;
+}
+
+/* Find the resumer thread at a depth (LJS_SEC_RES_L, aux = depth), or 0. */
+static uint64_t resumer__find(const struct ljs_sample *s, uint32_t depth)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nsec && i < LJS_SAMPLE_MAX_SECS; i++)
+		if (s->sec[i].kind == LJS_SEC_RES_L && s->sec[i].aux == depth)
+			return s->sec[i].addr;
+	return 0;
+}
+
+/* Walk the thread that was running, then its resumers. */
+static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum vmclass vc,
+			  int32_t vmstate, uint64_t jit_base)
+{
+	struct thr t;
+	enum ljw_reason err;
+	uint64_t Lbase, base, pc, seen[LJS_SAMPLE_MAX_SECS + 1];
+	uint64_t startpt = 0, startpc = 0;
+	uint32_t depth, top_flags = 0, nseen = 0, i;
+	int traceno = -1;
+
+	err = thr__init(w, &t, L, &Lbase);
+	if (err != LJW_R_NONE) {
+		frame__unknown(w, out, err, L, 0);
+		out->end = LJW_END_ERROR;
+		return;
+	}
+	if (!t.cf) {
+		out->end = LJW_END_NOT_IN_LUA;
+		return;
+	}
+	if (vc == VC_TRACE && !jit_base)	/* exit handler before set_vmstate EXIT */
+		vc = VC_EXIT;
+	switch (vc) {
+	case VC_GC: frame__pseudo(w, "[GC]", L); break;
+	case VC_EXIT: frame__pseudo(w, "[trace exit]", L); break;
+	case VC_COMPILER: frame__pseudo(w, "[JIT compiler]", L); break;
+	case VC_UNKNOWN: frame__unknown(w, out, LJW_R_BAD_VMSTATE, L, 0); break;
+	default: break;
+	}
+	if (top__choose(w, out, &t, Lbase, vc, jit_base, &base, &pc)) {
+		frame__unknown(w, out, LJW_R_NO_BASE, L, 0);
+		out->end = LJW_END_ERROR;
+		return;
+	}
+	if (vc == VC_TRACE) {
+		traceno = vmstate;
+		top_flags = LJW_F_TRACE;
+		if (trace__read(w, vmstate, &startpt, &startpc) == 0 &&
+		    base__pos(w, base, startpc + 4) >= 0) {
+			struct ljd_frame fr;
+			uint64_t fpc;
+
+			/* Only when the jit_base frame runs the trace's start proto. */
+			if (ljd__frame(&w->d, base - 8, &fr) == 0 &&
+			    ljd__ref(&w->d, fr.fn + w->d.lay->fn_pc, &fpc) == 0 &&
+			    fpc - w->d.lay->pt_size == startpt) {
+				pc = startpc + 4;
+				out->pc_src = LJW_SRC_TRACE_START;
+			}
+		}
+	}
+	out->base = base;
+	out->pc = pc;
+	for (depth = 0;; depth++) {
+		out->nthreads++;
+		seen[nseen++] = t.L;
+		if (!thr__walk(w, out, &t, base, pc, top_flags, traceno)) {
+			out->end = LJW_END_ERROR;
+			return;
+		}
+		if (w->mainL && t.L == w->mainL) {
+			out->end = LJW_END_COMPLETE;
+			return;
+		}
+		/* Bottom of a coroutine: continue in the thread that resumed it. */
+		L = resumer__find(w->s, depth + 1);
+		if (!L || nseen >= LJS_SAMPLE_MAX_SECS) {
+			out->end = LJW_END_COROUTINE;
+			return;
+		}
+		for (i = 0; i < nseen; i++)
+			if (seen[i] == L)
+				break;
+		err = i < nseen ? LJW_R_BAD_RESUMER : thr__init(w, &t, L, &Lbase);
+		if (err == LJW_R_NONE && !base__check(w, &t, Lbase))
+			err = LJW_R_NO_BASE;
+		if (err != LJW_R_NONE) {
+			frame__unknown(w, out, err == LJW_R_NO_BASE ? err : LJW_R_BAD_RESUMER, L, 0);
+			out->end = LJW_END_ERROR;
+			return;
+		}
+		t.entry_flags = LJW_F_COROUTINE_BOUNDARY;
+		base = Lbase;
+		pc = 0;
+		if (t.cf && ljd__cf_pc(&w->d, t.cf, &pc) == 0 &&
+		    (pc == t.L || base__pos(w, base, pc) < 0))
+			pc = 0;
+		top_flags = 0;
+		traceno = -1;
+	}
+}
+
+/* -- Public ---------------------------------------------------------------- */
+
+/* Allocate a walker. */
+struct ljw *ljw__new(void)
+{
+	return calloc(1, sizeof(struct ljw));
+}
+
+/* Free a walker and everything it returned. */
+void ljw__delete(struct ljw *w)
+{
+	struct ljw_blk *b, *n;
+
+	if (!w)
+		return;
+	for (b = w->blk; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	free(w->frames);
+	free(w->protos);
+	free(w->hash);
+	free(w);
+}
+
+/* Walk one sample (see ljwalk.h). */
+int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sample *s,
+	      const struct memsrc *ms, const struct ljw_opts *o, struct ljw_stack *out)
+{
+	static const struct ljw_opts defopts;
+	enum ljw_reason err;
+	enum vmclass vc;
+	int32_t vmstate = 0;
+	uint64_t L = 0, jb = 0;
+	int ret = 0;
+
+	if (!w || !lay || !s || !ms || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->traceno = -1;
+	w->nframes = 0;
+	w->nomem = 0;
+	ljw__arena_reset(w);
+	ljw__protos_reset(w);
+	w->s = s;
+	w->o = o ? o : &defopts;
+	if (ljd__init(&w->d, lay, ms)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	w->g = s->g;
+	if (!w->g && lay->disp2g && w->o->vm_lo && s->regs.ip >= w->o->vm_lo &&
+	    s->regs.ip < w->o->vm_hi)
+		w->g = ljd__reg(&w->d, s->regs.r14) + (uint64_t)(int64_t)lay->disp2g;
+	out->g = w->g;
+	if (!w->g) {
+		out->end = LJW_END_NO_LUA;
+		if (s->flags & LJS_SAMPLE_F_LUAJIT)
+			frame__unknown(w, out, LJW_R_NO_G, 0, 0);
+		goto out;
+	}
+	err = g__read(w, &vmstate, &L, &jb);
+	if (err != LJW_R_NONE) {
+		frame__unknown(w, out, err, 0, 0);
+		out->end = LJW_END_ERROR;
+		goto out;
+	}
+	vc = vmstate__class(lay, vmstate);
+	out->vmstate = vmstate;
+	out->vmstate_name = vmclass__name(vc);
+	out->L = L;
+	if (vc == VC_TRACE)
+		out->traceno = vmstate;
+	walk__threads(w, out, L, vc, vmstate, jb);
+out:
+	if (w->nomem) {
+		out->unknown[LJW_R_NOMEM]++;
+		out->nunknown++;
+		out->end = LJW_END_ERROR;
+		ret = ret ? ret : -ENOMEM;
+	}
+	if (out->unknown[LJW_R_STACK_CUT])
+		out->truncated = 1;
+	out->complete = out->end == LJW_END_COMPLETE;
+	out->frames = w->frames;
+	out->nframes = w->nframes;
+	return ret;
+}

@@ -1,0 +1,86 @@
+/*
+ * ljwalk_int.h -- internals shared by the walker's files (ljwalk.c: frame
+ * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;
+ * ljwalk_name.c: name inference; ljwalk_fmt.c: traceback formatting).
+ * Not a public interface.
+ */
+#ifndef LJSNAP_LJWALK_INT_H
+#define LJSNAP_LJWALK_INT_H
+
+#include "unwind/ljdecode.h"
+#include "unwind/ljwalk.h"
+
+/* Bytecode opcodes that are the same in every tree. */
+enum {
+	LJW_BC_MOV = 18, LJW_BC_KNIL = 44, LJW_BC_UGET = 45, LJW_BC_GGET = 54,
+	LJW_BC_TGETS = 57, LJW_BC_CALLM = 65, LJW_BC_CALL = 66, LJW_BC_ITERC = 69,
+	LJW_BC_ITERN = 70, LJW_BC_RETM = 73, LJW_BC_RET1 = 76, LJW_BC_JMP = 88,
+};
+
+/* One block of the result arena. */
+struct ljw_blk {
+	struct ljw_blk *next;
+	size_t used, cap;
+	unsigned char data[];
+};
+
+/* A prototype read during this walk. */
+struct ljw_proto {
+	uint64_t pt;
+	enum ljw_reason err;	/* LJW_R_NONE when the header is usable */
+	uint32_t sizebc, sizept, sizekgc;
+	int32_t firstline, numline;
+	uint8_t numparams, flags, sizeuv;
+	uint64_t k, lineinfo, uvinfo, varinfo, chunkname_ref;
+	const uint8_t *mem;	/* [pt, pt + memlen) when read in one piece */
+	uint32_t memlen;
+	const char *chunkname;	/* raw, NUL-terminated, or NULL */
+	uint32_t chunkname_len;
+};
+
+struct ljw {
+	/* result */
+	struct ljw_frame *frames;
+	size_t nframes, capframes;
+	struct ljw_blk *blk;	/* arena blocks, reused across walks */
+	/* per-walk prototype cache: open addressing over protos[] indices */
+	struct ljw_proto *protos;
+	size_t nprotos, capprotos;
+	uint32_t *hash;		/* index + 1, 0 = empty */
+	size_t hashcap;		/* power of two */
+	int nomem;
+	/* per-walk context */
+	struct ljd d;
+	const struct ljs_sample *s;
+	const struct ljw_opts *o;
+	uint64_t g, mainL;
+};
+
+/* -- Arena (ljwalk_proto.c) -- */
+void ljw__arena_reset(struct ljw *w);
+void *ljw__alloc(struct ljw *w, size_t size);
+const char *ljw__strndup(struct ljw *w, const char *s, size_t n);
+
+/* -- Prototypes (ljwalk_proto.c) -- */
+void ljw__protos_reset(struct ljw *w);
+/* The prototype at pt (cached per walk); NULL only when out of memory. */
+struct ljw_proto *ljw__proto(struct ljw *w, uint64_t pt);
+/* Copy bytes of a prototype's allocation (cached) or through the memsrc. */
+int ljw__proto_read(struct ljw *w, const struct ljw_proto *p, uint64_t addr,
+		    void *buf, size_t len);
+/* Bytecode index of the instruction before pc, or -1 if pc is not a saved
+ * PC inside p (pc in [bc + 4, bc + 4 * sizebc]); handles the JLOOP quirk. */
+int32_t ljw__proto_pos(struct ljw *w, const struct ljw_proto *p, uint64_t pc);
+/* Instruction at a bytecode index. */
+int ljw__proto_ins(struct ljw *w, const struct ljw_proto *p, uint32_t pos, uint32_t *ins);
+/* Line of a bytecode index (LuaJIT lj_debug_line); 0 if no line info. */
+int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos);
+/* A GCstr's bytes into the arena (at most cap bytes); NULL if unreadable. */
+const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp);
+
+/* -- Names (ljwalk_name.c) -- */
+/* LuaJIT's lj_debug_funcname for a callee called from caller p at pos. */
+const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,
+			  const char **name);
+
+#endif /* LJSNAP_LJWALK_INT_H */

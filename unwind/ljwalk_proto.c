@@ -1,0 +1,325 @@
+/*
+ * ljwalk_proto.c -- the walker's result arena, the per-walk prototype cache,
+ * bytecode positions, line numbers and string reads.
+ *
+ * A prototype is read coarsely: its header, then its whole allocation
+ * (sizept bytes from pt: header, bytecode, upvalue map, constants, line info,
+ * upvalue and variable names), so a recording memory source stores it as
+ * one range.  If that read fails, the pieces are read one by one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/ljwalk_int.h"
+
+#define ARENA_BLK	(64 * 1024)
+#define ARENA_KEEP	(64u * 1024 * 1024)	/* blocks kept across walks */
+#define PROTO_WHOLE_MAX	(16u * 1024 * 1024)	/* larger protos are read piecewise */
+#define PROTO_SIZEPT_MAX (1u << 30)		/* beyond this a header is garbage */
+#define SIZEBC_MAX	(1u << 26)
+
+/* -- Arena ----------------------------------------------------------------- */
+
+/* Forget every allocation but keep (most of) the blocks for the next walk. */
+void ljw__arena_reset(struct ljw *w)
+{
+	struct ljw_blk *b, **pp = &w->blk;
+	size_t kept = 0;
+
+	while ((b = *pp) != NULL) {
+		if (kept + b->cap > ARENA_KEEP) {
+			*pp = b->next;
+			free(b);
+			continue;
+		}
+		kept += b->cap;
+		b->used = 0;
+		pp = &b->next;
+	}
+}
+
+/* Allocate size bytes (8-aligned) that live until the next walk. */
+void *ljw__alloc(struct ljw *w, size_t size)
+{
+	struct ljw_blk *b;
+	size_t need = (size + 7) & ~(size_t)7, cap;
+
+	if (need < size)
+		goto fail;
+	for (b = w->blk; b; b = b->next)
+		if (b->cap - b->used >= need)
+			break;
+	if (!b) {
+		cap = need > ARENA_BLK ? need : ARENA_BLK;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			goto fail;
+		b->cap = cap;
+		b->used = 0;
+		b->next = w->blk;
+		w->blk = b;
+	}
+	b->used += need;
+	return b->data + b->used - need;
+fail:
+	w->nomem = 1;
+	return NULL;
+}
+
+/* Copy n bytes of s into the arena as a NUL-terminated string. */
+const char *ljw__strndup(struct ljw *w, const char *s, size_t n)
+{
+	char *p = ljw__alloc(w, n + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+/* -- Prototype cache ------------------------------------------------------- */
+
+/* Drop every cached prototype (called at the start of a walk). */
+void ljw__protos_reset(struct ljw *w)
+{
+	w->nprotos = 0;
+	if (w->hash)
+		memset(w->hash, 0, w->hashcap * sizeof(*w->hash));
+}
+
+/* Hash a prototype address. */
+static size_t proto__hash(uint64_t pt)
+{
+	pt ^= pt >> 29;
+	pt *= UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t)(pt >> 17);
+}
+
+/* Grow the hash table to twice the entries; 0 or -ENOMEM. */
+static int protos__grow(struct ljw *w)
+{
+	size_t ncap = w->hashcap ? w->hashcap * 2 : 256, i;
+	uint32_t *nh = calloc(ncap, sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	for (i = 0; i < w->nprotos; i++) {
+		size_t h = proto__hash(w->protos[i].pt) & (ncap - 1);
+
+		while (nh[h])
+			h = (h + 1) & (ncap - 1);
+		nh[h] = (uint32_t)(i + 1);
+	}
+	free(w->hash);
+	w->hash = nh;
+	w->hashcap = ncap;
+	return 0;
+}
+
+/* Read a GCstr: len bytes at str + str_size, at most cap, into the arena.
+ * Long strings keep their first and last cap/2 bytes joined by "...". */
+const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
+{
+	const struct lj_layout *lay = w->d.lay;
+	uint32_t len, half;
+	uint8_t gct;
+	char *buf;
+
+	if (str == 0 || ljd__gct(&w->d, str, &gct) || gct != LJD_GCT_STR)
+		return NULL;
+	if (memsrc__u32(w->d.ms, str + lay->str_len, &len))
+		return NULL;
+	if (len <= cap) {
+		buf = ljw__alloc(w, (size_t)len + 1);
+		if (!buf || memsrc__read(w->d.ms, str + lay->str_size, buf, len))
+			return NULL;
+		buf[len] = '\0';
+		if (lenp)
+			*lenp = len;
+		return buf;
+	}
+	half = cap / 2;
+	buf = ljw__alloc(w, (size_t)half * 2 + 4);
+	if (!buf || memsrc__read(w->d.ms, str + lay->str_size, buf, half) ||
+	    memsrc__read(w->d.ms, str + lay->str_size + len - half, buf + half + 3, half))
+		return NULL;
+	memcpy(buf + half, "...", 3);
+	buf[half * 2 + 3] = '\0';
+	if (lenp)
+		*lenp = half * 2 + 3;
+	return buf;
+}
+
+/* Read and validate a prototype header, then try to read it whole. */
+static void proto__load(struct ljw *w, struct ljw_proto *p)
+{
+	const struct lj_layout *lay = w->d.lay;
+	const struct memsrc *ms = w->d.ms;
+	uint8_t hdr[512], *whole;
+	uint8_t gct;
+	uint32_t hl = lay->pt_size, r = w->d.ref;
+	uint64_t v;
+
+#define RD_U32(ofs) ((uint32_t)hdr[ofs] | (uint32_t)hdr[(ofs) + 1] << 8 | \
+		     (uint32_t)hdr[(ofs) + 2] << 16 | (uint32_t)hdr[(ofs) + 3] << 24)
+#define RD_REF(ofs) (r == 8 ? ((uint64_t)RD_U32((ofs) + 4) << 32 | RD_U32(ofs)) : RD_U32(ofs))
+	p->err = LJW_R_BAD_PROTO;
+	if (hl == 0 || hl > sizeof(hdr))
+		return;
+	if (memsrc__read(ms, p->pt, hdr, hl)) {
+		p->err = LJW_R_PROTO_UNREADABLE;
+		return;
+	}
+	gct = hdr[w->d.gct_ofs];
+	if (gct != LJD_GCT_PROTO)
+		return;
+	p->numparams = hdr[lay->pt_numparams];
+	p->sizebc = RD_U32(lay->pt_sizebc);
+	p->sizept = RD_U32(lay->pt_sizept);
+	p->sizekgc = RD_U32(lay->pt_sizekgc);
+	p->sizeuv = hdr[lay->pt_sizeuv];
+	p->flags = hdr[lay->pt_flags];
+	p->firstline = (int32_t)RD_U32(lay->pt_firstline);
+	p->numline = (int32_t)RD_U32(lay->pt_numline);
+	p->k = RD_REF(lay->pt_k);
+	p->lineinfo = RD_REF(lay->pt_lineinfo);
+	p->uvinfo = RD_REF(lay->pt_uvinfo);
+	p->varinfo = RD_REF(lay->pt_varinfo);
+	p->chunkname_ref = RD_REF(lay->pt_chunkname);
+#undef RD_U32
+#undef RD_REF
+	if (p->sizebc == 0 || p->sizebc > SIZEBC_MAX || p->sizept > PROTO_SIZEPT_MAX ||
+	    p->sizept < hl + 4 * p->sizebc || p->numline < 0)
+		return;
+	p->err = LJW_R_NONE;
+	/* One coarse read of the whole allocation (the recorder stores it). */
+	if (p->sizept <= PROTO_WHOLE_MAX) {
+		whole = ljw__alloc(w, p->sizept);
+		if (whole && memsrc__read(ms, p->pt, whole, p->sizept) == 0) {
+			p->mem = whole;
+			p->memlen = p->sizept;
+		}
+	}
+	v = p->chunkname_ref;
+	p->chunkname = ljw__gcstr(w, v, 4096, &p->chunkname_len);
+}
+
+/* The prototype at pt (cached per walk); NULL only when out of memory. */
+struct ljw_proto *ljw__proto(struct ljw *w, uint64_t pt)
+{
+	struct ljw_proto *p;
+	size_t h;
+
+	if (w->hashcap) {
+		h = proto__hash(pt) & (w->hashcap - 1);
+		while (w->hash[h]) {
+			p = &w->protos[w->hash[h] - 1];
+			if (p->pt == pt)
+				return p;
+			h = (h + 1) & (w->hashcap - 1);
+		}
+	}
+	if (w->nprotos == w->capprotos) {
+		size_t ncap = w->capprotos ? w->capprotos * 2 : 64;
+		struct ljw_proto *np = realloc(w->protos, ncap * sizeof(*np));
+
+		if (!np || ncap > UINT32_MAX - 1)
+			goto nomem;
+		w->protos = np;
+		w->capprotos = ncap;
+	}
+	if ((w->nprotos + 1) * 2 > w->hashcap && protos__grow(w))
+		goto nomem;
+	p = &w->protos[w->nprotos];
+	memset(p, 0, sizeof(*p));
+	p->pt = pt;
+	h = proto__hash(pt) & (w->hashcap - 1);
+	while (w->hash[h])
+		h = (h + 1) & (w->hashcap - 1);
+	w->hash[h] = (uint32_t)(++w->nprotos);
+	proto__load(w, p);
+	return p;
+nomem:
+	w->nomem = 1;
+	return NULL;
+}
+
+/* Copy bytes of a prototype's allocation (cached) or through the memsrc. */
+int ljw__proto_read(struct ljw *w, const struct ljw_proto *p, uint64_t addr,
+		    void *buf, size_t len)
+{
+	if (p->mem && addr >= p->pt && addr + len >= addr &&
+	    addr + len <= p->pt + p->memlen) {
+		memcpy(buf, p->mem + (addr - p->pt), len);
+		return 0;
+	}
+	return memsrc__read(w->d.ms, addr, buf, len);
+}
+
+/* Instruction at a bytecode index. */
+int ljw__proto_ins(struct ljw *w, const struct ljw_proto *p, uint32_t pos, uint32_t *ins)
+{
+	uint8_t b[4];
+
+	if (p->err != LJW_R_NONE || pos >= p->sizebc)
+		return -ERANGE;
+	if (ljw__proto_read(w, p, p->pt + w->d.lay->pt_size + 4 * (uint64_t)pos, b, 4))
+		return -EFAULT;
+	*ins = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+	return 0;
+}
+
+/* Bytecode index of the instruction before a saved PC, or -1 (see header). */
+int32_t ljw__proto_pos(struct ljw *w, const struct ljw_proto *p, uint64_t pc)
+{
+	const struct lj_layout *lay = w->d.lay;
+	uint64_t bc, T, startpc;
+	uint32_t ins, op;
+	uint8_t gct;
+
+	if (!p || p->err != LJW_R_NONE || pc == 0 || (pc & 3))
+		return -1;
+	bc = p->pt + lay->pt_size;
+	if (pc > bc && pc <= bc + 4 * (uint64_t)p->sizebc)
+		return (int32_t)((pc - bc) / 4 - 1);
+	/* JLOOP quirk: lj_trace_exit can leave a PC just after GCtrace.startins
+	 * when the trace started at a RET* or ITERN; the position is startpc. */
+	if (lay->t_startins == 0 || pc < 4 + lay->t_startins)
+		return -1;
+	if (memsrc__u32(w->d.ms, pc - 4, &ins))
+		return -1;
+	op = ljd_bc_op(ins);
+	if (!((op >= LJW_BC_RETM && op <= LJW_BC_RET1) || op == LJW_BC_ITERN))
+		return -1;
+	T = pc - 4 - lay->t_startins;
+	if (ljd__gct(&w->d, T, &gct) || gct != LJD_GCT_TRACE)
+		return -1;
+	if (ljd__ref(&w->d, T + lay->t_startpc, &startpc))
+		return -1;
+	if (startpc < bc || startpc >= bc + 4 * (uint64_t)p->sizebc || (startpc & 3))
+		return -1;
+	return (int32_t)((startpc - bc) / 4);
+}
+
+/* Line of a bytecode index (LuaJIT lj_debug_line); 0 if no line info. */
+int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos)
+{
+	uint8_t b[4] = { 0 };
+	uint32_t width, v;
+
+	if (p->err != LJW_R_NONE || p->lineinfo == 0 || pos > p->sizebc)
+		return 0;
+	if (pos == p->sizebc)
+		return p->firstline + p->numline;
+	if (pos == 0)
+		return p->firstline;
+	width = p->numline < 256 ? 1 : p->numline < 65536 ? 2 : 4;
+	if (ljw__proto_read(w, p, p->lineinfo + (uint64_t)(pos - 1) * width, b, width))
+		return -1;
+	v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	    (uint32_t)b[3] << 24;
+	return p->firstline + (int32_t)v;
+}

@@ -1,0 +1,201 @@
+/*
+ * memsrc.c -- memory sources: the chain, sized reads, and the two byte-window
+ * sources (one sample's sections, a flat window list).
+ *
+ * Every read is all-or-nothing.  A window source may assemble one read from
+ * several of its windows (the main lua_State sits right before g, so the L
+ * and g windows can touch), but the chain never mixes bytes of two sources.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/memsrc.h"
+#include "unwind/sample.h"
+
+/* -- Chain --------------------------------------------------------------- */
+
+/* Read through the chain: the first source that has all bytes wins. */
+int memsrc__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct memsrc *s;
+	unsigned hops = 0;
+	int err = -EFAULT;
+
+	if (len == 0)
+		return 0;
+	if (!buf || addr + len < addr)
+		return -EFAULT;
+	/* A chain longer than this is a cycle: stop rather than spin. */
+	for (s = ms; s && hops < 64; s = s->next, hops++) {
+		if (!s->read)
+			continue;
+		err = s->read(s, addr, buf, len);
+		if (err == 0)
+			return 0;
+	}
+	return err < 0 ? err : -EFAULT;
+}
+
+/* Read one byte. */
+int memsrc__u8(const struct memsrc *ms, uint64_t addr, uint8_t *v)
+{
+	return memsrc__read(ms, addr, v, 1);
+}
+
+/* Read a little-endian u16. */
+int memsrc__u16(const struct memsrc *ms, uint64_t addr, uint16_t *v)
+{
+	uint8_t b[2];
+	int err = memsrc__read(ms, addr, b, sizeof(b));
+
+	if (err == 0)
+		*v = (uint16_t)(b[0] | (uint16_t)b[1] << 8);
+	return err;
+}
+
+/* Read a little-endian u32. */
+int memsrc__u32(const struct memsrc *ms, uint64_t addr, uint32_t *v)
+{
+	uint8_t b[4];
+	int err = memsrc__read(ms, addr, b, sizeof(b));
+
+	if (err == 0)
+		*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		     (uint32_t)b[3] << 24;
+	return err;
+}
+
+/* Read a little-endian u64. */
+int memsrc__u64(const struct memsrc *ms, uint64_t addr, uint64_t *v)
+{
+	uint32_t lo, hi;
+	int err = memsrc__u32(ms, addr, &lo);
+
+	if (err == 0)
+		err = memsrc__u32(ms, addr + 4, &hi);
+	if (err == 0)
+		*v = (uint64_t)hi << 32 | lo;
+	return err;
+}
+
+/* -- Window assembly ----------------------------------------------------- */
+
+/* Window lookup callback: the n-th window's address, length and bytes. */
+typedef int (*win_get_fn)(const void *ctx, size_t i, uint64_t *addr, size_t *len,
+			  const uint8_t **data);
+
+/* Copy [addr, addr+len) out of a window set; 0 or -EFAULT if a byte is missing. */
+static int windows__copy(const void *ctx, size_t n, win_get_fn get, uint64_t addr,
+			 uint8_t *out, size_t len)
+{
+	size_t done = 0;
+
+	/* Each pass covers at least one more byte or fails: at most len passes,
+	 * and in practice one per window touched. */
+	while (done < len) {
+		uint64_t cur = addr + done;
+		size_t best = 0, i;
+
+		for (i = 0; i < n; i++) {
+			uint64_t wa;
+			size_t wl, take;
+			const uint8_t *wd;
+
+			if (get(ctx, i, &wa, &wl, &wd) != 0 || !wd || wl == 0)
+				continue;
+			if (wa + wl < wa)	/* wraps: ignore the window */
+				continue;
+			if (cur < wa || cur >= wa + wl)
+				continue;
+			take = (size_t)(wa + wl - cur);
+			if (take > len - done)
+				take = len - done;
+			if (take > best) {
+				memcpy(out + done, wd + (cur - wa), take);
+				best = take;
+				if (done + best == len)
+					break;
+			}
+		}
+		if (best == 0)
+			return -EFAULT;
+		done += best;
+	}
+	return 0;
+}
+
+/* -- Sample source --------------------------------------------------------- */
+
+/* Window i of a sample: every section that has a target address. */
+static int sample__win(const void *ctx, size_t i, uint64_t *addr, size_t *len,
+		       const uint8_t **data)
+{
+	const struct ljs_sample *s = ctx;
+	const struct ljs_section *sec;
+
+	if (i >= s->nsec || i >= LJS_SAMPLE_MAX_SECS)
+		return -ENOENT;
+	sec = &s->sec[i];
+	if (sec->kind == LJS_SEC_KSTACK || sec->addr == 0)
+		return -ENOENT;
+	*addr = sec->addr;
+	*len = sec->len;
+	*data = sec->data;
+	return 0;
+}
+
+/* memsrc read callback over one sample's sections. */
+static int sample__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct ljs_sample *s = ms->ctx;
+	size_t n;
+
+	if (!s)
+		return -EFAULT;
+	n = s->nsec < LJS_SAMPLE_MAX_SECS ? s->nsec : LJS_SAMPLE_MAX_SECS;
+	return windows__copy(s, n, sample__win, addr, buf, len);
+}
+
+/* A source over the byte windows of one sample (every section with addr). */
+void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
+			 const struct memsrc *next)
+{
+	ms->read = sample__read;
+	ms->ctx = (void *)s;
+	ms->next = next;
+}
+
+/* -- Flat window source ---------------------------------------------------- */
+
+/* Window i of a flat list. */
+static int flat__win(const void *ctx, size_t i, uint64_t *addr, size_t *len,
+		     const uint8_t **data)
+{
+	const struct memsrc_windows *ws = ctx;
+
+	if (i >= ws->n)
+		return -ENOENT;
+	*addr = ws->w[i].addr;
+	*len = ws->w[i].len;
+	*data = ws->w[i].data;
+	return 0;
+}
+
+/* memsrc read callback over a flat window list. */
+static int flat__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct memsrc_windows *ws = ms->ctx;
+
+	if (!ws || !ws->w)
+		return -EFAULT;
+	return windows__copy(ws, ws->n, flat__win, addr, buf, len);
+}
+
+/* A source over a flat list of windows (for tests and the memory table). */
+void memsrc__init_windows(struct memsrc *ms, const struct memsrc_windows *ws,
+			  const struct memsrc *next)
+{
+	ms->read = flat__read;
+	ms->ctx = (void *)ws;
+	ms->next = next;
+}
