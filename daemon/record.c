@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
+#include "daemon/harvest.h"
 #include "daemon/ljdetect.h"
 #include "daemon/record.h"
 #include "unwind/sample.h"
@@ -239,6 +240,30 @@ static int start_child(struct recorder *rc, int *release_fd)
 	return 0;
 }
 
+/*
+ * Walk a LuaJIT sample now, while the process is alive, so that every byte
+ * the walk needs beyond the sample (bytecode, protos, names, line info) is
+ * harvested into the capture file.
+ */
+static void harvest_sample(struct recorder *rc, const struct proc *p, const struct ljs_sample *s)
+{
+	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
+	struct ljw_stack st;
+	struct memsrc sm;
+	uint64_t t0 = now_ns();
+	int err;
+
+	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns));
+	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
+		rc->walked++;
+		rc->walked_complete += st.complete && !st.nunknown;
+	}
+	err = harvest__error(rc->hv);
+	if (err && !rc->werr)
+		rc->werr = err;
+	rc->walk_ns += now_ns() - t0;
+}
+
 /* Ring-buffer callback: one sample or task event. */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -274,6 +299,8 @@ static int on_event(void *ctx, void *data, size_t size)
 			rc->samples++;
 			rc->sample_bytes += size;
 		}
+		if (p && p->has_luajit && s.g)
+			harvest_sample(rc, p, &s);
 		return 0;
 	case LJS_REC_FORK:
 	case LJS_REC_EXEC:
@@ -297,6 +324,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			/* A new image: forget the old layout, inspect at the next sample. */
 			memcpy(p->comm, te->comm, sizeof(p->comm));
 			bpfload__del_cfg(&rc->bl, p->pid);
+			harvest__forget(rc->hv, p->pid);
 			p->state = PROC_NEW;
 			p->has_luajit = 0;
 			p->cfg_gen = 0;
@@ -305,6 +333,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			bpfload__del_cfg(&rc->bl, p->pid);
 			if (!rc->o.all)
 				bpfload__del_target(&rc->bl, p->pid);
+			harvest__forget(rc->hv, p->pid);
 			if (p->state != PROC_GONE) {
 				inspect__exited(rc, p, te->time_ns);
 				p->state = PROC_GONE;
@@ -338,7 +367,8 @@ static void reinspect(struct recorder *rc, uint64_t now)
 static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
-	struct snapfile_stat st[LJS_ERR__MAX + 8];
+	const struct harvest_stats *hs = harvest__stats(rc->hv);
+	struct snapfile_stat st[LJS_ERR__MAX + 16];
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
@@ -357,6 +387,13 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "processes_luajit", nlj };
 	st[n++] = (struct snapfile_stat){ "bpf_run_ns", run_ns };
 	st[n++] = (struct snapfile_stat){ "bpf_run_cnt", run_cnt };
+	st[n++] = (struct snapfile_stat){ "walked", rc->walked };
+	st[n++] = (struct snapfile_stat){ "walked_complete", rc->walked_complete };
+	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
+	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
+	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
+	st[n++] = (struct snapfile_stat){ "harvest_live_reads", hs->live_reads };
+	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);
@@ -379,6 +416,13 @@ static void finish(struct recorder *rc, int quiet)
 	if (run_cnt)
 		fprintf(stderr, "ljsnap: BPF program: %.0f ns per run over %llu runs\n",
 			(double)run_ns / run_cnt, (unsigned long long)run_cnt);
+	if (rc->walked)
+		fprintf(stderr, "ljsnap: %llu LuaJIT samples walked while recording, %.1f%% to the "
+			"bottom with no unknown frame; %.1f us per sample walking and harvesting; "
+			"%llu memory ranges (%llu bytes) kept\n",
+			(unsigned long long)rc->walked, 100.0 * rc->walked_complete / rc->walked,
+			rc->walk_ns / 1000.0 / rc->walked, (unsigned long long)hs->records,
+			(unsigned long long)hs->bytes);
 	fprintf(stderr, "ljsnap: %u processes seen, %u running LuaJIT\n", nproc, nlj);
 	it = 0;
 	while ((p = proctab__next(&rc->pt, &it))) {
@@ -449,6 +493,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
+	rc.hv = harvest__new(rc.w, 256u << 20);
+	rc.walker = ljw__new();
+	if (!rc.hv || !rc.walker) {
+		fprintf(stderr, "ljsnap record: out of memory\n");
+		goto out;
+	}
 	rc.rb = ring_buffer__new(bpfload__ringbuf_fd(&rc.bl), on_event, &rc, NULL);
 	if (!rc.rb) {
 		fprintf(stderr, "ljsnap record: cannot open the ring buffer: %s\n", strerror(errno));
@@ -528,6 +578,8 @@ int cmd_record(int argc, char **argv)
 	ret = rc.werr ? 1 : 0;
 out:
 	ring_buffer__free(rc.rb);
+	ljw__delete(rc.walker);
+	harvest__delete(rc.hv);
 	if (rc.w) {
 		err = snapfile_writer__close(rc.w);
 		if (err) {

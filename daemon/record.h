@@ -11,6 +11,9 @@
 #include "daemon/bpfload.h"
 #include "daemon/proctab.h"
 #include "formats/snapfile.h"
+#include "unwind/ljwalk.h"
+
+struct harvest;
 
 struct record_opts {
 	uint32_t *pids;		/* -p */
@@ -42,6 +45,10 @@ struct recorder {
 	int werr;		/* first write error (sticky) */
 	int live_targets;	/* -p/command mode: targets still alive */
 	uint32_t cfg_gen;	/* last configuration generation handed out */
+	struct harvest *hv;	/* memory the walker needs, kept in the file */
+	struct ljw *walker;
+	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
+	uint64_t walk_ns;	/* time spent walking and harvesting */
 };
 
 /* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF

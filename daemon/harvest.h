@@ -1,0 +1,49 @@
+/*
+ * harvest.h -- keep the target memory the walker needs in the capture file.
+ *
+ * While recording, every LuaJIT sample is walked once with a memory source
+ * chain: the sample's own windows, then this harvest cache, then the live
+ * process (process_vm_readv).  A range the walk reads live is stored in the
+ * cache and written as a MEMORY record the first time it is seen with that
+ * content.  Every later use re-reads it live: identical bytes are served
+ * from the cache and not written again; different bytes (a GCproto freed by
+ * the GC and another allocated at the same address) become a new generation
+ * with its own record, so report never confuses the two.
+ */
+#ifndef LJSNAP_HARVEST_H
+#define LJSNAP_HARVEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "unwind/memsrc.h"
+
+struct snapfile_writer;
+struct harvest;
+
+struct harvest_stats {
+	uint64_t reads;		/* reads that reached the harvest layer */
+	uint64_t live_reads;	/* process_vm_readv calls */
+	uint64_t live_faults;	/* live reads that failed */
+	uint64_t stale_served;	/* live failed (process gone), cached bytes served */
+	uint64_t records;	/* MEMORY records written */
+	uint64_t bytes;		/* bytes in those records */
+	uint64_t generations;	/* ranges whose content changed (new generation) */
+	uint64_t evictions;	/* cache resets at the size cap */
+};
+
+struct harvest *harvest__new(struct snapfile_writer *w, size_t max_bytes);
+void harvest__delete(struct harvest *h);
+
+/* Memory source for one sample of pid at time_ns: harvest cache + live
+ * process.  Valid until the next harvest__source call. */
+const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t time_ns);
+
+/* Forget a process (it exited or exec'd). */
+void harvest__forget(struct harvest *h, uint32_t pid);
+
+/* First write error met (sticky), or 0. */
+int harvest__error(const struct harvest *h);
+
+const struct harvest_stats *harvest__stats(const struct harvest *h);
+
+#endif
