@@ -72,8 +72,14 @@ enum mp_type mp_cur__peek(const struct mp_cur *c)
 	b = *c->p;
 	if (b <= 0x7f || (b >= 0xcc && b <= 0xcf))
 		return MP_UINT;
-	if (b >= 0xe0 || (b >= 0xd0 && b <= 0xd3))
+	if (b >= 0xe0)
 		return MP_INT;
+	if (b >= 0xd0 && b <= 0xd3) {
+		/* Signed encodings may hold non-negative values: look at the sign bit. */
+		if (mp_cur__left(c) >= 1u + (1u << (b - 0xd0)) && !(c->p[1] & 0x80))
+			return MP_UINT;
+		return MP_INT;
+	}
 	if (b <= 0x8f || b == 0xde || b == 0xdf)
 		return MP_MAP;
 	if (b <= 0x9f || b == 0xdc || b == 0xdd)

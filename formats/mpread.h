@@ -18,7 +18,10 @@
 
 enum mp_type {
 	MP_NONE = 0,	/* end of data or error */
-	MP_NIL, MP_BOOL, MP_UINT, MP_INT /* negative */, MP_FLOAT,
+	MP_NIL, MP_BOOL,
+	MP_UINT,	/* a non-negative integer, whatever its encoding */
+	MP_INT,		/* a negative integer */
+	MP_FLOAT,
 	MP_STR, MP_BIN, MP_ARRAY, MP_MAP, MP_EXT,
 };
 

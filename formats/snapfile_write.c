@@ -410,14 +410,18 @@ static int snapfile_writer__end_rec(struct snapfile_writer *w)
 
 /* -- Lifecycle ---------------------------------------------------------------------- */
 
-/* Create (or truncate) path with mode 0600, write magic and header, flush. */
+/* Create (or truncate) path with mode 0600, write magic and header (NULL h:
+ * all defaults), flush. */
 struct snapfile_writer *snapfile_writer__open(const char *path, const struct snapfile_header *h,
 					      int *err)
 {
+	static const struct snapfile_header defaults;
 	struct snapfile_writer *w;
 	struct stat st;
 	int rc = 0;
 
+	if (!h)
+		h = &defaults;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		rc = -ENOMEM;
