@@ -24,13 +24,14 @@
 
 /* -- Notes --------------------------------------------------------------- */
 
-/* Append a formatted line to one of the note arrays (dropped when full). */
-static void __attribute__((format(printf, 4, 5)))
-ljd__add(char (*arr)[LJ_DETECT_NOTE_LEN], unsigned *n, unsigned max, const char *fmt, ...)
+/* Append a note (or a warning) to d; dropped when the array is full. */
+void lj_detect__note(struct lj_detect *d, int warning, const char *fmt, ...)
 {
+	char (*arr)[LJ_DETECT_NOTE_LEN] = warning ? d->warnings : d->notes;
+	unsigned *n = warning ? &d->nwarnings : &d->nnotes;
 	va_list ap;
 
-	if (*n >= max)
+	if (*n >= LJ_DETECT_NOTE_MAX)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(arr[*n], LJ_DETECT_NOTE_LEN, fmt, ap);
@@ -38,8 +39,8 @@ ljd__add(char (*arr)[LJ_DETECT_NOTE_LEN], unsigned *n, unsigned max, const char 
 	(*n)++;
 }
 
-#define ljd__note(d, ...) ljd__add((d)->notes, &(d)->nnotes, LJ_DETECT_NOTE_MAX, __VA_ARGS__)
-#define ljd__warn(d, ...) ljd__add((d)->warnings, &(d)->nwarnings, LJ_DETECT_NOTE_MAX, __VA_ARGS__)
+#define ljd__note(d, ...) lj_detect__note((d), 0, __VA_ARGS__)
+#define ljd__warn(d, ...) lj_detect__note((d), 1, __VA_ARGS__)
 
 /* -- Markers ------------------------------------------------------------- */
 
@@ -72,6 +73,7 @@ static int ljd__has(struct elf_file *ef, const char *name)
 static void ljd__markers(struct elf_file *ef, struct lj_detect *d)
 {
 	struct ljd_prefix_ctx x = { 0 };
+	struct elf_symbol s;
 
 	if (ljd__has(ef, "lua_newstate") || ljd__has(ef, "luaL_newstate") || ljd__has(ef, "lua_gettop"))
 		d->markers |= LJ_DETECT_M_LUA_API;
@@ -79,8 +81,10 @@ static void ljd__markers(struct elf_file *ef, struct lj_detect *d)
 		d->markers |= LJ_DETECT_M_LUAJIT_API;
 	if (ljd__has(ef, "lj_vm_asm_begin"))
 		d->markers |= LJ_DETECT_M_VM_SYMS;
-	if (ljd__has(ef, "tarantool_L"))
+	if (elf_file__sym_lookup(ef, "tarantool_L", &s) == 0 && s.type == STT_OBJECT) {
 		d->markers |= LJ_DETECT_M_TARANTOOL;
+		d->sym_tarantool_L = s.value;
+	}
 	if (ljd__has(ef, "lua_getexdata") || ljd__has(ef, "lua_setexdata"))
 		d->markers |= LJ_DETECT_M_OPENRESTY;
 	elf_file__sym_foreach(ef, ljd__prefix_cb, &x);
@@ -308,9 +312,11 @@ static void ljd__family(struct lj_detect *d)
 static void ljd__set(struct lj_detect *d, uint32_t *field, uint32_t val, const char *name,
 		     const char *how)
 {
-	if (*field != val)
+	if (*field != val) {
 		ljd__warn(d, "%s: code says %u, %s table says %u (using the code)", name, val,
 			  lj_layout__family_name(d->family), *field);
+		d->mismatches++;
+	}
 	*field = val;
 	ljd__note(d, "%s %u from %s", name, val, how);
 }
@@ -333,9 +339,11 @@ static void ljd__layout(struct lj_detect *d)
 		ljd__note(d, "g_vmstate disp %d from BC_FUNCC store at %#lx (file %#lx): disp2g %d",
 			  c->vmstate_disp, (unsigned long)c->funcc_at,
 			  (unsigned long)(c->funcc_at - d->vm_lo + d->vm_lo_off), l->disp2g);
-		if (l->disp2g != t->disp2g)
+		if (l->disp2g != t->disp2g) {
 			ljd__warn(d, "disp2g %d differs from the %s table's GG_DISP2G %d (build options?)",
 				  l->disp2g, lj_layout__family_name(d->family), t->disp2g);
+			d->mismatches++;
+		}
 		if (c->have & LJ_DETECT_C_CUR_L)
 			ljd__set(d, &l->g_cur_L, (uint32_t)(c->cur_L_disp - l->disp2g), "g_cur_L",
 				 "the cur_L store after BC_FUNCC's call");
@@ -348,8 +356,10 @@ static void ljd__layout(struct lj_detect *d)
 		l->g2j = c->jtrace_disp - l->disp2g - (int32_t)l->j_trace;
 		ljd__note(d, "g2j %d from BC_JLOOP's J->trace disp %d at %#lx", l->g2j, c->jtrace_disp,
 			  (unsigned long)c->jloop_at);
-		if (l->g2j != t->g2j)
+		if (l->g2j != t->g2j) {
 			ljd__warn(d, "g2j %d differs from the table's %d", l->g2j, t->g2j);
+			d->mismatches++;
+		}
 		ljd__set(d, &l->g_jit_base, (uint32_t)(c->jit_base_disp - l->disp2g), "g_jit_base",
 			 "BC_JLOOP's jit_base store");
 		ljd__set(d, &l->g_tmpbuf_L, (uint32_t)(c->tmpbuf_L_disp - l->disp2g), "g_tmpbuf_L",
@@ -445,66 +455,4 @@ int lj_detect__elf(const char *path, struct lj_detect *out)
 out:
 	elf_file__delete(ef);
 	return err;
-}
-
-/* -- Live validation ----------------------------------------------------- */
-
-/* Read a GCRef/MRef of the layout's size. */
-static int ljd__ref(const struct lj_layout *lay, const struct memsrc *ms, uint64_t a, uint64_t *v)
-{
-	uint32_t v32;
-	int err;
-
-	if (lay->ref_size == 8)
-		return memsrc__u64(ms, a, v);
-	err = memsrc__u32(ms, a, &v32);
-	*v = v32;
-	return err;
-}
-
-/* Check g against the GG_State self-references. */
-int lj_detect__validate_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g)
-{
-	uint64_t L, v;
-	uint8_t gct;
-	uint32_t len;
-
-	if (!lay || !ms || !g || (g & 7) || g < lay->gg_ofs_g)
-		return -EINVAL;
-	if (lay->ref_size == 4 && g > UINT32_MAX)
-		return -EINVAL;
-	L = g - lay->gg_ofs_g;
-	if (ljd__ref(lay, ms, g + lay->g_mainthref, &v) || v != L)
-		return -EINVAL;
-	if (ljd__ref(lay, ms, L + lay->l_glref, &v) || v != g)
-		return -EINVAL;
-	/* GC header: nextgc ref, marked, gct.  LJ_TTHREAD is ~6 -> gct 6. */
-	if (memsrc__u8(ms, L + lay->ref_size + 1, &gct) || gct != 6)
-		return -EINVAL;
-	if (lay->g_strempty) {
-		/* g->strempty: a GCstr with gct 4 (LJ_TSTR) and len 0. */
-		if (memsrc__u8(ms, g + lay->g_strempty + lay->ref_size + 1, &gct) || gct != 4)
-			return -EINVAL;
-		if (memsrc__u32(ms, g + lay->g_strempty + lay->str_len, &len) || len != 0)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/* Try each possible GG_OFS(g). */
-int lj_detect__probe_gg_ofs_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g)
-{
-	static const uint32_t cand[] = { 64, 80, 96, 112 };
-	struct lj_layout l;
-	size_t i;
-
-	if (!lay)
-		return -EINVAL;
-	l = *lay;
-	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
-		l.gg_ofs_g = cand[i];
-		if (lj_detect__validate_g(&l, ms, g) == 0)
-			return (int)cand[i];
-	}
-	return -EINVAL;
 }

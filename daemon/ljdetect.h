@@ -85,8 +85,14 @@ struct lj_detect {
 	uint32_t fde_cfa;		/* C-frame size from the FDE (0 if no FDE) */
 	unsigned nvm_fde;		/* VM-like FDEs (more than 1: several copies) */
 
+	uint64_t sym_tarantool_L;	/* link-time address of tarantool_L (0 if none) */
+
 	struct lj_detect_code code;
 	int layout_ok;			/* layout filled in (family known) */
+	unsigned mismatches;		/* calibrated values that differ from the table: the
+					 * build is not one the table describes; prefer
+					 * lj_detect__calibrate_live once a g is known */
+	int live_calibrated;		/* lj_detect__calibrate_live succeeded */
 	struct lj_layout layout;
 
 	unsigned nnotes, nwarnings;	/* how each value was obtained / disagreements */
@@ -104,6 +110,10 @@ int lj_detect__elf(const char *path, struct lj_detect *out);
 void lj_detect__scan_code(const uint8_t *code, size_t len, uint64_t vaddr, int gc64,
 			  struct lj_detect_code *out);
 
+/* Append a note (warning = 0) or a warning to d (printf format). */
+void lj_detect__note(struct lj_detect *d, int warning, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Check a candidate global_State address against GG_State's
  * self-references (mainthref, glref, gct of the main thread, strempty).
  * Returns 0 if valid, -EINVAL otherwise (unreadable memory included). */
@@ -112,6 +122,18 @@ int lj_detect__validate_g(const struct lj_layout *lay, const struct memsrc *ms, 
 /* Which GG_OFS(g) (64, 80, 96 or 112) makes g validate: returns it, or
  * -EINVAL.  112/80 mean OpenResty's larger lua_State. */
 int lj_detect__probe_gg_ofs_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g);
+
+/* Recalibrate d->layout from a live global_State g whose process maps the
+ * VM at [vm_lo, vm_hi) (runtime addresses): GG_OFS(g) from the main thread,
+ * disp2g from GG_State's dispatch table (its entries point at the VM's
+ * handlers), then every DISPATCH-relative field from d->code, mainthref,
+ * strempty and hookmask by their contents.  Needs only the lua_State prefix
+ * and the object layouts from the table, so it fixes builds whose
+ * global_State no table describes (Tarantool minor versions).  Writes
+ * d->layout only when the result validates; notes say what changed.
+ * Returns 0 or -EINVAL. */
+int lj_detect__calibrate_live(struct lj_detect *d, const struct memsrc *ms, uint64_t g,
+			      uint64_t vm_lo, uint64_t vm_hi);
 
 /* -- Processes ----------------------------------------------------------- */
 
@@ -133,6 +155,7 @@ struct lj_proc_detect {
 	struct lj_mapping *maps;	/* every line of /proc/PID/maps */
 	size_t nmaps;
 	int found;			/* a LuaJIT interpreter is mapped */
+	uint64_t g;			/* global_State, when the process exports one (tarantool_L) */
 	unsigned nvm;			/* distinct LuaJIT files with their VM mapped */
 	size_t vm_map;			/* index of the mapping that holds the VM */
 	uint64_t load_bias;		/* runtime = load_bias + link-time address */
@@ -149,7 +172,9 @@ void lj_detect_cache__delete(struct lj_detect_cache *cache);
 /* Inspect a live process: parse /proc/PID/maps, detect LuaJIT in each
  * mapped file (through /proc/PID/map_files or /proc/PID/root so deleted
  * and namespaced files work), and fill out (release with
- * lj_proc_detect__exit).  cache may be NULL.  Returns 0 (out->found tells
+ * lj_proc_detect__exit).  When the file exports tarantool_L, follow it to
+ * g (process_vm_readv) and run lj_detect__calibrate_live (out->g, notes in
+ * out->det).  cache may be NULL.  Returns 0 (out->found tells
  * whether LuaJIT runs there), or negative errno when the maps cannot be
  * read (-ENOENT: no such process; -EACCES: run as root). */
 int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_detect *out);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "daemon/livemem.h"
 #include "daemon/ljdetect.h"
 
 #define LJD_MAPS_MAX_LINES	(1u << 20)	/* /proc/PID/maps lines read */
@@ -253,6 +254,34 @@ static int ljd__vm_in_map(const struct lj_mapping *m, const struct lj_detect *de
 	return 1;
 }
 
+/* Tarantool exports its main lua_State: follow it to g and calibrate the
+ * global_State layout live (Tarantool's differs between minor versions). */
+static void ljd__tarantool_g(int pid, struct lj_proc_detect *pd)
+{
+	const struct lj_layout *l = &pd->det.layout;
+	struct livemem lm;
+	struct memsrc ms;
+	uint64_t L = 0, g = 0;
+	uint32_t g32 = 0;
+	int err;
+
+	livemem__init(&ms, &lm, pid, NULL);
+	if (memsrc__u64(&ms, pd->load_bias + pd->det.sym_tarantool_L, &L) != 0 || !L) {
+		lj_detect__note(&pd->det, 0, "tarantool_L is not set yet: no live calibration");
+		return;
+	}
+	err = l->ref_size == 8 ? memsrc__u64(&ms, L + l->l_glref, &g)
+			       : memsrc__u32(&ms, L + l->l_glref, &g32);
+	if (l->ref_size != 8)
+		g = g32;
+	if (err || lj_detect__calibrate_live(&pd->det, &ms, g, pd->vm_lo, pd->vm_hi) != 0)
+		return;
+	pd->layout = pd->det.layout;
+	pd->g = g;
+	lj_detect__note(&pd->det, 0, "g %#lx from tarantool_L %#lx", (unsigned long)g,
+			(unsigned long)L);
+}
+
 /* Inspect a live process. */
 int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_detect *out)
 {
@@ -308,6 +337,8 @@ int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_de
 		out->vm_hi = bias + e->det->vm_hi;
 		out->layout = e->det->layout;
 	}
+	if (out->found && out->det.layout_ok && out->det.sym_tarantool_L)
+		ljd__tarantool_g(pid, out);
 out:
 	lj_detect_cache__delete(local);
 	if (err)

@@ -68,6 +68,10 @@ static int elf_file__load_segments(struct elf_file *ef)
 		/* An offset or size that overflows is a corrupt header: skip it. */
 		if (ph.p_offset + ph.p_filesz < ph.p_offset || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
 			continue;
+		if (ph.p_offset + ph.p_filesz > ef->size) {
+			err = -ENOEXEC;	/* truncated: the loader would fault on it */
+			goto out;
+		}
 		s = &ef->segs[ef->nsegs++];
 		s->vaddr = ph.p_vaddr;
 		s->offset = ph.p_offset;
@@ -141,6 +145,22 @@ static void elf_file__load_build_id(struct elf_file *ef)
 	}
 }
 
+/* Reject files whose header tables end past EOF (truncated copies). */
+static int elf_file__check_tables(const struct elf_file *ef, const GElf_Ehdr *eh)
+{
+	size_t shnum = 0, phnum = 0;
+
+	if (elf_getphdrnum(ef->elf, &phnum) != 0 || elf_getshdrnum(ef->elf, &shnum) != 0)
+		return -ENOEXEC;
+	if (phnum && (eh->e_phoff > ef->size ||
+		      (uint64_t)phnum * eh->e_phentsize > ef->size - eh->e_phoff))
+		return -ENOEXEC;
+	if (shnum && (eh->e_shoff > ef->size ||
+		      (uint64_t)shnum * eh->e_shentsize > ef->size - eh->e_shoff))
+		return -ENOEXEC;
+	return 0;
+}
+
 /* Open path and read its ELF, program and note headers. */
 int elf_file__open(const char *path, struct elf_file **out)
 {
@@ -179,6 +199,9 @@ int elf_file__open(const char *path, struct elf_file **out)
 		err = -ENOEXEC;
 		goto out;
 	}
+	err = elf_file__check_tables(ef, &eh);
+	if (err)
+		goto out;
 	ef->type = eh.e_type;
 	ef->machine = eh.e_machine;
 	ef->class = gelf_getclass(ef->elf);

@@ -216,71 +216,6 @@ static int32_t base__pos(struct ljw *w, uint64_t base, uint64_t pc)
 	return p ? ljw__proto_pos(w, p, pc) : -1;
 }
 
-/* Fill a frame from a function object; returns its prototype for Lua. */
-static struct ljw_proto *frame__fill(struct ljw *w, struct ljw_frame *o, uint64_t fn,
-				     uint64_t pc, enum ljw_reason *err)
-{
-	const struct lj_layout *lay = w->d.lay;
-	struct ljw_proto *p;
-	uint64_t fpc, cfn;
-	uint8_t gct, ffid;
-
-	*err = LJW_R_NONE;
-	o->fn = fn;
-	if (ljd__gct(&w->d, fn, &gct) || memsrc__u8(w->d.ms, fn + lay->fn_ffid, &ffid)) {
-		*err = LJW_R_FUNC_UNREADABLE;
-		return NULL;
-	}
-	if (gct != LJD_GCT_FUNC) {
-		*err = LJW_R_BAD_FUNC;
-		return NULL;
-	}
-	o->ffid = ffid;
-	if (ffid != 0) {
-		o->kind = ffid == 1 ? LJW_FRAME_C : LJW_FRAME_FF;
-		if (ljd__ptr(&w->d, fn + lay->fn_f, &cfn) == 0)
-			o->cfunc = cfn;
-		if (ffid >= 2)
-			o->ffname = ljw_ffname((enum lj_family)lay->family, ffid);
-		return NULL;
-	}
-	o->kind = LJW_FRAME_LUA;
-	if (ljd__ref(&w->d, fn + lay->fn_pc, &fpc)) {
-		*err = LJW_R_FUNC_UNREADABLE;
-		return NULL;
-	}
-	if (fpc < lay->pt_size) {
-		*err = LJW_R_BAD_FUNC;
-		return NULL;
-	}
-	p = ljw__proto(w, fpc - lay->pt_size);
-	if (!p) {
-		*err = LJW_R_NOMEM;
-		return NULL;
-	}
-	if (p->err != LJW_R_NONE) {
-		*err = p->err;
-		return NULL;
-	}
-	o->pt = p->pt;
-	o->linedefined = p->firstline;
-	o->chunkname = p->chunkname;
-	o->chunk = p->chunkname && (p->chunkname[0] == '@' || p->chunkname[0] == '=') ?
-		   p->chunkname + 1 : p->chunkname;
-	if (p->firstline == 0 && p->numline != 0)
-		o->flags |= LJW_F_MAIN;
-	if (p->firstline == -1)
-		o->flags |= LJW_F_BUILTIN_LUA;
-	o->pos = ljw__proto_pos(w, p, pc);
-	if (o->pos >= 0) {
-		o->pc = pc;
-		o->line = ljw__proto_line(w, p, (uint32_t)o->pos);
-	} else {
-		o->flags |= LJW_F_NOPC;
-	}
-	return p;
-}
-
 /* Link flags of a frame's own ftsz. */
 static uint32_t link__flags(struct ljw *w, uint64_t f, int64_t ftsz)
 {
@@ -391,7 +326,7 @@ static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64
 			}
 			if (nft == NF_TOP && traceno >= 0)
 				o->traceno = traceno;
-			p = frame__fill(w, o, fr.fn, pc, &err);
+			p = ljw__frame_fill(w, o, fr.fn, pc, &err);
 			pos = o->pos;
 			if (err != LJW_R_NONE) {
 				o->kind = LJW_FRAME_UNKNOWN;
@@ -625,7 +560,13 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 	default: break;
 	}
 	if (top__choose(w, out, &t, Lbase, vc, jit_base, &base, &pc)) {
-		frame__unknown(w, out, LJW_R_NO_BASE, L, 0);
+		struct ljd_frame fr;
+		uint64_t cand = vc == VC_TRACE && jit_base ? jit_base : Lbase;
+
+		/* The top frame's slots are simply not there: the copy was cut. */
+		err = cand >= 8 && ljd__frame(&w->d, cand - 8, &fr) ? LJW_R_STACK_CUT :
+		      LJW_R_NO_BASE;
+		frame__unknown(w, out, err, L, 0);
 		out->end = LJW_END_ERROR;
 		return;
 	}

@@ -78,6 +78,12 @@ int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos);
 /* A GCstr's bytes into the arena (at most cap bytes); NULL if unreadable. */
 const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp);
 
+/* Fill a frame from a function object (kind, ffid, C entry, prototype,
+ * chunk, line at pc); returns the prototype of a Lua function, else NULL
+ * with *err set when the object is unusable. */
+struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t fn, uint64_t pc,
+				  enum ljw_reason *err);
+
 /* -- Names (ljwalk_name.c) -- */
 /* LuaJIT's lj_debug_funcname for a callee called from caller p at pos. */
 const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,

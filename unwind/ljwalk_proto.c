@@ -1,6 +1,6 @@
 /*
  * ljwalk_proto.c -- the walker's result arena, the per-walk prototype cache,
- * bytecode positions, line numbers and string reads.
+ * bytecode positions, line numbers, string reads and function objects.
  *
  * A prototype is read coarsely: its header, then its whole allocation
  * (sizept bytes from pt: header, bytecode, upvalue map, constants, line info,
@@ -127,9 +127,16 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
 	uint8_t gct;
 	char *buf;
 
-	if (str == 0 || ljd__gct(&w->d, str, &gct) || gct != LJD_GCT_STR)
+	uint8_t hdr[64];
+
+	/* One read of the header (gct, len), then one of the bytes. */
+	if (str == 0 || lay->str_size > sizeof(hdr) || lay->str_len + 4 > lay->str_size ||
+	    w->d.gct_ofs >= lay->str_size || memsrc__read(w->d.ms, str, hdr, lay->str_size))
 		return NULL;
-	if (memsrc__u32(w->d.ms, str + lay->str_len, &len))
+	gct = hdr[w->d.gct_ofs];
+	len = (uint32_t)hdr[lay->str_len] | (uint32_t)hdr[lay->str_len + 1] << 8 |
+	      (uint32_t)hdr[lay->str_len + 2] << 16 | (uint32_t)hdr[lay->str_len + 3] << 24;
+	if (gct != LJD_GCT_STR)
 		return NULL;
 	if (len <= cap) {
 		buf = ljw__alloc(w, (size_t)len + 1);
@@ -322,4 +329,98 @@ int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos)
 	v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
 	    (uint32_t)b[3] << 24;
 	return p->firstline + (int32_t)v;
+}
+
+/* -- Function objects ------------------------------------------------------ */
+
+/* Read a function object's gct, ffid, pc and (C functions) f: one read of
+ * its header when possible, so a recording source stores one range. */
+static int fn__read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64_t *pc,
+		    uint64_t *cfn)
+{
+	const struct lj_layout *lay = w->d.lay;
+	uint32_t need = lay->fn_f + 8 > lay->fn_pc + w->d.ref ? lay->fn_f + 8 :
+			lay->fn_pc + w->d.ref, i;
+	uint8_t b[64];
+
+	*pc = *cfn = 0;
+	if (fn == 0)
+		return -EFAULT;
+	if (need <= sizeof(b) && lay->fn_ffid < need && w->d.gct_ofs < need &&
+	    memsrc__read(w->d.ms, fn, b, need) == 0) {
+		*gct = b[w->d.gct_ofs];
+		*ffid = b[lay->fn_ffid];
+		for (i = w->d.ref; i-- > 0;)
+			*pc = *pc << 8 | b[lay->fn_pc + i];
+		for (i = 8; i-- > 0;)
+			*cfn = *cfn << 8 | b[lay->fn_f + i];
+		return 0;
+	}
+	/* The header crosses the end of what is readable: field by field. */
+	if (ljd__gct(&w->d, fn, gct) || memsrc__u8(w->d.ms, fn + lay->fn_ffid, ffid) ||
+	    ljd__ref(&w->d, fn + lay->fn_pc, pc))
+		return -EFAULT;
+	if (*ffid != 0 && ljd__ptr(&w->d, fn + lay->fn_f, cfn))
+		*cfn = 0;
+	return 0;
+}
+
+/* Fill a frame from a function object; returns its prototype for Lua. */
+struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t fn,
+				     uint64_t pc, enum ljw_reason *err)
+{
+	const struct lj_layout *lay = w->d.lay;
+	struct ljw_proto *p;
+	uint64_t fpc, cfn;
+	uint8_t gct, ffid;
+
+	*err = LJW_R_NONE;
+	o->fn = fn;
+	if (fn__read(w, fn, &gct, &ffid, &fpc, &cfn)) {
+		*err = LJW_R_FUNC_UNREADABLE;
+		return NULL;
+	}
+	if (gct != LJD_GCT_FUNC) {
+		*err = LJW_R_BAD_FUNC;
+		return NULL;
+	}
+	o->ffid = ffid;
+	if (ffid != 0) {
+		o->kind = ffid == 1 ? LJW_FRAME_C : LJW_FRAME_FF;
+		o->cfunc = cfn;
+		if (ffid >= 2)
+			o->ffname = ljw_ffname((enum lj_family)lay->family, ffid);
+		return NULL;
+	}
+	o->kind = LJW_FRAME_LUA;
+	if (fpc < lay->pt_size) {
+		*err = LJW_R_BAD_FUNC;
+		return NULL;
+	}
+	p = ljw__proto(w, fpc - lay->pt_size);
+	if (!p) {
+		*err = LJW_R_NOMEM;
+		return NULL;
+	}
+	if (p->err != LJW_R_NONE) {
+		*err = p->err;
+		return NULL;
+	}
+	o->pt = p->pt;
+	o->linedefined = p->firstline;
+	o->chunkname = p->chunkname;
+	o->chunk = p->chunkname && (p->chunkname[0] == '@' || p->chunkname[0] == '=') ?
+		   p->chunkname + 1 : p->chunkname;
+	if (p->firstline == 0 && p->numline != 0)
+		o->flags |= LJW_F_MAIN;
+	if (p->firstline == -1)
+		o->flags |= LJW_F_BUILTIN_LUA;
+	o->pos = ljw__proto_pos(w, p, pc);
+	if (o->pos >= 0) {
+		o->pc = pc;
+		o->line = ljw__proto_line(w, p, (uint32_t)o->pos);
+	} else {
+		o->flags |= LJW_F_NOPC;
+	}
+	return p;
 }

@@ -68,13 +68,14 @@ int memsrc__u32(const struct memsrc *ms, uint64_t addr, uint32_t *v)
 /* Read a little-endian u64. */
 int memsrc__u64(const struct memsrc *ms, uint64_t addr, uint64_t *v)
 {
-	uint32_t lo, hi;
-	int err = memsrc__u32(ms, addr, &lo);
+	uint8_t b[8];
+	int err = memsrc__read(ms, addr, b, sizeof(b)), i;
 
-	if (err == 0)
-		err = memsrc__u32(ms, addr + 4, &hi);
-	if (err == 0)
-		*v = (uint64_t)hi << 32 | lo;
+	if (err == 0) {
+		*v = 0;
+		for (i = 7; i >= 0; i--)
+			*v = *v << 8 | b[i];
+	}
 	return err;
 }
 

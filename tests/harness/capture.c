@@ -14,9 +14,11 @@
  *            == 0 or cframe & 1); if [cf + CFRAME_SIZE - 8] is in the VM,
  *            cf + CFRAME_SIZE is the resumer's cframe, SAVE_L there the
  *            resumer; repeat with its L->cframe
- *   TRACE_PTR/TRACE  J->trace[vmstate] slot and GCtrace header (vmstate >= 0)
+ *   TRACE    GCtrace header of J->trace[vmstate] (vmstate >= 0)
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,7 @@ static struct ljs_section *sec__add(struct cap_sample *o, int kind, uint64_t add
 				    size_t want, uint32_t aux)
 {
 	struct ljs_section *sec;
-	size_t room = sizeof(o->buf) - o->used, got;
+	size_t room = o->size - o->used, got;
 
 	if (o->s.nsec >= LJS_SAMPLE_MAX_SECS || want > room)
 		return NULL;
@@ -167,6 +169,18 @@ static void resumers__add(const struct cap_cfg *c, struct cap_sample *o, uint64_
 	}
 }
 
+/* A sample buffer with room for size bytes of sections. */
+struct cap_sample *cap_sample__new(size_t size)
+{
+	struct cap_sample *o = malloc(sizeof(*o) + size);
+
+	if (o) {
+		memset(o, 0, sizeof(*o));
+		o->size = size;
+	}
+	return o;
+}
+
 /* Take a sample of the calling thread (see capture.h). */
 int cap__take(const struct cap_cfg *c, const struct ljs_regs *regs, uint64_t L,
 	      struct cap_sample *o)
@@ -202,7 +216,6 @@ int cap__take(const struct cap_cfg *c, const struct ljs_regs *regs, uint64_t L,
 	    peek_u64(g + (uint64_t)(int64_t)lay->g2j + lay->j_trace, &arr) == 0 && arr) {
 		uint64_t slot = arr + (uint64_t)lay->ref_size * (uint32_t)vmstate;
 
-		sec__add(o, LJS_SEC_TRACE_PTR, slot, lay->ref_size, 0);
 		if (peek_ref(lay, slot, &T) == 0 && T)
 			sec__add(o, LJS_SEC_TRACE, T, lay->t_size < LJS_TRACE_WIN_MAX ?
 				 lay->t_size : LJS_TRACE_WIN_MAX, 0);

@@ -25,9 +25,12 @@ struct cap_cfg {
 
 struct cap_sample {
 	struct ljs_sample s;
-	uint8_t buf[512 * 1024];	/* section bytes */
-	size_t used;
+	size_t used, size;
+	uint8_t buf[];			/* section bytes */
 };
+
+/* A sample buffer with room for size bytes of sections (free() it). */
+struct cap_sample *cap_sample__new(size_t size);
 
 /* Copy len bytes of our own memory at addr; bytes copied (0 on fault). */
 size_t cap__peek(uint64_t addr, void *buf, size_t len);
