@@ -465,6 +465,7 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	struct ljs_sample_hdr *hdr;
 	struct ljs_proc_cfg *c;
 	struct rec r = {};
+	__u64 wake, len;
 	__u8 *buf;
 	long kn;
 
@@ -528,9 +529,14 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	/* The scratch pointer is still valid: map values do not move. */
 	hdr->nsec = r.nsec;
 	hdr->size = r.off;
-	if (r.off > LJS_REC_MAX)
-		r.off = LJS_REC_MAX;
-	if (bpf_ringbuf_output(&events, buf, r.off, 0)) {
+	/* Wake the reader only once there is a batch: a wakeup per sample costs
+	 * more than the copy.  The reader also drains on a short timer. */
+	wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= LJS_WAKEUP_BYTES ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	len = r.off;
+	if (len > LJS_REC_MAX)
+		len = LJS_REC_MAX;
+	if (bpf_ringbuf_output(&events, buf, len, wake)) {
 		err_inc(LJS_ERR_RINGBUF_FULL);
 		return 0;
 	}

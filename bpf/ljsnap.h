@@ -30,6 +30,7 @@
 #define LJS_LSTACK_SLACK	2048	/* bytes copied above the highest base (framesize <= 255 slots) */
 #define LJS_RES_LSTACK_MAX	(8 * 1024)	/* Lua stack bytes per resumer (newest kept) */
 #define LJS_PAGE_SIZE		4096
+#define LJS_WAKEUP_BYTES	(256 * 1024)	/* wake the reader once this much is queued */
 
 /* The largest record the program emits.  Every write into the per-CPU
  * scratch record goes to (offset & LJS_REC_OFF_MASK) and is at most one page

@@ -15,9 +15,39 @@
 #include "daemon/bpfload.h"
 #include "bpf/ljsnap.skel.h"
 
-/* Say what to do about a permission problem. */
+/* Do we hold the capabilities BPF sampling needs (CapEff of /proc/self/status)? */
+static int have_caps(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	int ok = 0;
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	/* CAP_SYS_ADMIN (21) covers everything; else CAP_BPF (39) and CAP_PERFMON (38). */
+	if (eff & (1ull << 21))
+		ok = 1;
+	else if ((eff & (1ull << 39)) && (eff & (1ull << 38)))
+		ok = 1;
+	return ok;
+}
+
+/* Say what to do about a permission problem; EACCES with every needed
+ * capability held is the verifier refusing the program instead. */
 static void perm_hint(char *errbuf, size_t errlen, const char *what, int err)
 {
+	if (have_caps()) {
+		snprintf(errbuf, errlen,
+			 "%s: %s, although this process has the needed capabilities: the kernel "
+			 "refused the program (libbpf printed the verifier log above; "
+			 "please report it with the kernel version)", what, strerror(err));
+		return;
+	}
 	snprintf(errbuf, errlen,
 		 "%s: %s. ljsnap record needs root, or the capabilities CAP_BPF, CAP_PERFMON "
 		 "and CAP_SYS_PTRACE (e.g. 'sudo ljsnap record ...' or "
@@ -70,7 +100,7 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 		else
 			snprintf(errbuf, errlen,
 				 "cannot load the BPF program: %s (the kernel needs BTF and BPF ring "
-				 "buffers, Linux >= 5.17; run with LIBBPF_LOG=1 for the verifier log)",
+				 "buffers, Linux >= 5.17; libbpf printed the details above)",
 				 strerror(-err));
 		goto out;
 	}

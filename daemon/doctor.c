@@ -88,6 +88,7 @@ static int probe(const struct lj_proc_detect *pd, uint32_t pid, double seconds,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		ring_buffer__poll(rb, 50);
+		ring_buffer__consume(rb);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (dp->with_lj < 20 &&
 		 (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
