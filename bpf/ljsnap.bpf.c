@@ -529,10 +529,18 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	/* The scratch pointer is still valid: map values do not move. */
 	hdr->nsec = r.nsec;
 	hdr->size = r.off;
-	/* Wake the reader only once there is a batch: a wakeup per sample costs
-	 * more than the copy.  The reader also drains on a short timer. */
-	wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= LJS_WAKEUP_BYTES ?
-		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	/*
+	 * A LuaJIT sample wakes the reader at once (adaptive wakeup): it walks
+	 * the sample against live memory, and a prototype can be freed within
+	 * milliseconds.  Other samples wake it only once there is a batch, since
+	 * a wakeup per sample costs more than the copy; the reader also drains
+	 * on a short timer.
+	 */
+	if (hdr->g)
+		wake = 0;
+	else
+		wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= LJS_WAKEUP_BYTES ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	len = r.off;
 	if (len > LJS_REC_MAX)
 		len = LJS_REC_MAX;

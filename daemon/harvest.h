@@ -9,6 +9,12 @@
  * from the cache and not written again; different bytes (a GCproto freed by
  * the GC and another allocated at the same address) become a new generation
  * with its own record, so report never confuses the two.
+ *
+ * Any byte counts, the GC's own header bytes included: a prototype whose
+ * mark byte flipped is written again.  Treating such a range as unchanged
+ * would keep only its first record, and report must then prefer an old
+ * record over newer overlapping ones of objects that lived at that address
+ * in between, which it cannot tell apart from a stale one.
  */
 #ifndef LJSNAP_HARVEST_H
 #define LJSNAP_HARVEST_H

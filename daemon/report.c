@@ -1,14 +1,611 @@
 /*
- * report.c -- `ljsnap report` (the offline walker and the output formats).
+ * report.c -- `ljsnap report`: walk every sample of a capture file offline
+ * and write folded stacks or a text summary.
+ *
+ * The file is read twice.  Pass 1 keeps the latest description of each
+ * process and loads every MEMORY record into a memory table (a record may
+ * follow the samples that need it).  Pass 2 walks each sample as it is
+ * read (the reader's pointers die at the next record) with the memory
+ * source chain: the sample's own windows, then the memory table at the
+ * sample's pid and time.  Nothing but the file is read: no /proc, no target
+ * binaries, so a capture can be reported on any machine.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
-#include "daemon/cmds.h"
+#include <stdlib.h>
+#include <string.h>
 
-/* `ljsnap report`: not available until the walker lands (issue 3). */
+#include "daemon/cmds.h"
+#include "formats/aggregate.h"
+#include "formats/folded.h"
+#include "formats/snapfile.h"
+#include "formats/textreport.h"
+#include "unwind/ljwalk.h"
+#include "unwind/memtable.h"
+
+/* The recorder walks samples in ring-buffer order, which can trail the
+ * sample clock slightly across CPUs: a sample may have used bytes first
+ * recorded for a sample taken just after it.  Far above any such skew. */
+#define REPORT_MEM_SLACK_NS	1000000000ull
+#define REPORT_MAX_NOTES	20
+
+struct report_opts {
+	int text;
+	int lines;
+	const char *output;
+	const char *file;
+	int has_pid, has_tid;
+	uint32_t pid, tid;
+	unsigned top;
+};
+
+/* What the report knows about one process. */
+struct rproc {
+	uint32_t pid;
+	int used, described;
+	char comm[LJS_COMM_LEN];
+	int has_luajit;
+	struct lj_layout layout;
+	uint64_t vm_lo, vm_hi;
+	char *build;
+	uint64_t samples;
+};
+
+struct ptab {
+	struct rproc *v;
+	size_t n, cap;		/* cap: power of two */
+};
+
+struct notes {
+	char *v[REPORT_MAX_NOTES];
+	size_t n;
+	uint64_t more;
+};
+
+/* Print the usage of `report`. */
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ljsnap report [-f folded|text] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
+		"                     [--top N] FILE\n"
+		"\n"
+		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
+		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
+		"functions, VM states, and how completely the stacks were unwound.  Only the\n"
+		"file is read, so it can be reported on any machine.\n"
+		"\n"
+		"  -f, --format FORMAT  'text' (default) or 'folded'\n"
+		"  -o, --output OUT     write here instead of standard output\n"
+		"      --pid PID        only samples of this process\n"
+		"      --tid TID        only samples of this thread\n"
+		"      --lines          Lua frames by current line ('f x.lua:17') instead of by\n"
+		"                       function ('f x.lua:12', the line where f is defined)\n"
+		"      --top N          rows in each top list of the text summary (default 25)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Lua frames read 'name chunk:line', the main chunk 'main chunk', builtins by\n"
+		"library name ('string.gsub'); frames running in a JIT trace end in '_[j]'.\n"
+		"The process name is the root of every stack.\n"
+		"\n"
+		"examples:\n"
+		"  ljsnap report app.ljsnap | less\n"
+		"  ljsnap report -f folded -o app.folded app.ljsnap && flamegraph.pl app.folded > app.svg\n"
+		"  ljsnap report -f folded --pid 4242 --lines nginx.ljsnap | inferno-flamegraph > w.svg\n");
+}
+
+/* Parse a decimal u32. */
+static int parse_u32(const char *s, uint32_t *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || end == s || *end || x > UINT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* Parse the command line: 0, 1 (help printed), or -EINVAL. */
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option lo[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 1 },
+		{ "tid", required_argument, NULL, 2 },
+		{ "lines", no_argument, NULL, 3 },
+		{ "top", required_argument, NULL, 4 },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint32_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->text = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "text") || !strcmp(optarg, "folded")) {
+				o->text = !strcmp(optarg, "text");
+				break;
+			}
+			fprintf(stderr, "ljsnap report: unknown format '%s' (use 'folded' or 'text')\n",
+				optarg);
+			return -EINVAL;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 1:
+		case 2:
+			if (parse_u32(optarg, &v)) {
+				fprintf(stderr, "ljsnap report: --%s wants a number, got '%s'\n",
+					c == 1 ? "pid" : "tid", optarg);
+				return -EINVAL;
+			}
+			if (c == 1) {
+				o->has_pid = 1;
+				o->pid = v;
+			} else {
+				o->has_tid = 1;
+				o->tid = v;
+			}
+			break;
+		case 3:
+			o->lines = 1;
+			break;
+		case 4:
+			if (parse_u32(optarg, &v) || v == 0 || v > 100000) {
+				fprintf(stderr, "ljsnap report: --top wants 1..100000\n");
+				return -EINVAL;
+			}
+			o->top = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "ljsnap report: give exactly one capture file\n\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->file = argv[optind];
+	return 0;
+}
+
+/* -- Notes ----------------------------------------------------------------- */
+
+/* Keep a note for the report (the first REPORT_MAX_NOTES, then a count). */
+static void __attribute__((format(printf, 2, 3))) notes__add(struct notes *nt, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	if (nt->n >= REPORT_MAX_NOTES) {
+		nt->more++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		nt->v[nt->n++] = s;
+}
+
+/* Free the notes. */
+static void notes__exit(struct notes *nt)
+{
+	size_t i;
+
+	for (i = 0; i < nt->n; i++)
+		free(nt->v[i]);
+}
+
+/* -- Processes --------------------------------------------------------------- */
+
+/* The slot of pid (created when missing); NULL when out of memory. */
+static struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
+{
+	size_t i, mask;
+
+	if ((pt->n + 1) * 2 > pt->cap) {
+		size_t ncap = pt->cap ? pt->cap * 2 : 64, k;
+		struct rproc *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (k = 0; k < pt->cap; k++) {
+			if (!pt->v[k].used)
+				continue;
+			for (i = (pt->v[k].pid * 2654435761u) & (ncap - 1); nv[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			nv[i] = pt->v[k];
+		}
+		free(pt->v);
+		pt->v = nv;
+		pt->cap = ncap;
+	}
+	mask = pt->cap - 1;
+	for (i = (pid * 2654435761u) & mask; pt->v[i].used; i = (i + 1) & mask)
+		if (pt->v[i].pid == pid)
+			return &pt->v[i];
+	pt->v[i].used = 1;
+	pt->v[i].pid = pid;
+	pt->n++;
+	return &pt->v[i];
+}
+
+/* Free the process table. */
+static void ptab__exit(struct ptab *pt)
+{
+	size_t i;
+
+	for (i = 0; i < pt->cap; i++)
+		free(pt->v[i].build);
+	free(pt->v);
+}
+
+/* Take a PROCESS record: the latest description wins; an exit note only
+ * fills in the name of a process never described. */
+static int ptab__process(struct ptab *pt, const struct snapfile_process *sp)
+{
+	struct rproc *p = ptab__get(pt, sp->pid);
+
+	if (!p)
+		return -ENOMEM;
+	if (sp->exited_ns) {
+		if (!p->described && !p->comm[0])
+			memcpy(p->comm, sp->comm, sizeof(p->comm));
+		return 0;
+	}
+	p->described = 1;
+	memcpy(p->comm, sp->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	p->has_luajit = sp->has_luajit;
+	p->layout = sp->layout;
+	p->vm_lo = sp->vm_lo;
+	p->vm_hi = sp->vm_hi;
+	free(p->build);
+	p->build = NULL;
+	if (sp->has_luajit) {
+		p->build = strdup(sp->lj_build && sp->lj_build[0] ? sp->lj_build :
+				  lj_layout__family_name((enum lj_family)sp->layout.family));
+		if (!p->build)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* -- Pass 1: processes and memory -------------------------------------------------- */
+
+/* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
+static int load(const char *path, struct ptab *pt, struct memtable *mt, struct notes *nt,
+		uint64_t *lost)
+{
+	struct snapfile_reader *r;
+	struct snapfile_rec rec;
+	char msg[512] = "";
+	uint64_t bad_mem = 0;
+	size_t i;
+	int err = 0, ret;
+
+	r = snapfile_reader__open_msg(path, &err, msg, sizeof(msg));
+	if (!r) {
+		fprintf(stderr, "ljsnap report: %s: %s\n", path, msg[0] ? msg : snapfile__strerror(err));
+		return err;
+	}
+	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
+		if (ret < 0) {
+			notes__add(nt, "%s", snapfile_reader__error(r));
+			continue;
+		}
+		switch (rec.kind) {
+		case SNAPFILE_REC_PROCESS:
+			err = ptab__process(pt, &rec.proc);
+			break;
+		case SNAPFILE_REC_MEMORY: {
+			struct memtable_entry e = {
+				.pid = rec.mem.pid, .len = rec.mem.len, .addr = rec.mem.addr,
+				.data = rec.mem.data, .first_ns = rec.mem.first_ns,
+				.last_ns = rec.mem.last_ns, .gen = rec.mem.gen,
+			};
+			long id = memtable__add(mt, &e);
+
+			err = id == -ENOMEM ? -ENOMEM : 0;
+			bad_mem += id < 0 && id != -ENOMEM;
+			break;
+		}
+		case SNAPFILE_REC_STATS:
+			for (i = 0; i < rec.stats.n; i++)
+				if (!strcmp(rec.stats.v[i].name, "samples_lost"))
+					*lost = rec.stats.v[i].value;
+			break;
+		default:
+			break;
+		}
+		if (err) {
+			fprintf(stderr, "ljsnap report: out of memory loading %s\n", path);
+			goto out;
+		}
+	}
+	{
+		const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
+		const char *note = snapfile_reader__note(r);
+
+		if (note)
+			notes__add(nt, "%s", note);
+		if (st->stopped)
+			notes__add(nt, "reading stopped at an implausible record length at offset %" PRIu64
+				   ": the rest of the file is not used", st->offset);
+		if (!st->clean_end)
+			notes__add(nt, "no END record: the recording did not finish cleanly (killed, "
+				   "out of space, or still running)");
+	}
+	if (bad_mem)
+		notes__add(nt, "%" PRIu64 " malformed memory records ignored", bad_mem);
+out:
+	snapfile_reader__close(r);
+	return err;
+}
+
+/* -- Pass 2: samples ------------------------------------------------------------- */
+
+/* State of the sample pass. */
+struct walkctx {
+	const struct report_opts *o;
+	struct ptab *pt;
+	struct memtable *mt;
+	struct agg *agg;
+	struct ljw *w;
+	struct agg_stack sb;
+	uint64_t unknown_pid;		/* samples of pids never described */
+};
+
+/* Push the part of a stack below the Lua frames.  For now a sample with no
+ * Lua frame gets one placeholder ([native], or [not in Lua] when a LuaJIT
+ * thread was outside the VM); the native unwinder will push real frames
+ * here (kernel, C, then the VM entry under the Lua frames). */
+static int stack__native(struct walkctx *c, const struct ljs_sample *s,
+			 const struct ljw_stack *st)
+{
+	const char *ph;
+
+	(void)s;
+	if (st && st->nframes)
+		return 0;
+	ph = st && st->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
+	return agg__push(c->agg, &c->sb, ph, strlen(ph), AGG_NATIVE);
+}
+
+/* Walk one sample and add its stack. */
+static int sample__add(struct walkctx *c, const struct ljs_sample *s)
+{
+	struct rproc *p = ptab__get(c->pt, s->pid);
+	const char *comm;
+	struct ljw_stack st, *stp = NULL;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->samples++;
+	if (!p->described) {
+		if (!p->comm[0])
+			memcpy(p->comm, s->comm, sizeof(p->comm));
+		c->unknown_pid += p->samples == 1;
+	}
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	comm = p->comm[0] ? p->comm : "?";
+	if (p->has_luajit && !(s->flags & LJS_SAMPLE_F_LUAJIT)) {
+		/* Taken before the recorder configured the process: BPF copied no
+		 * LuaJIT state, so there is nothing to walk. */
+		memset(&st, 0, sizeof(st));
+		st.end = LJW_END_NO_LUA;
+		stp = &st;
+	} else if (p->has_luajit) {
+		struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
+		struct memtable_src msrc;
+		struct memsrc sm;
+
+		memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
+		memsrc__init_sample(&sm, s, &msrc.ms);
+		/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
+		if (ljw__walk(c->w, &p->layout, s, &sm, &wo, &st) != -EINVAL)
+			stp = &st;
+	}
+	agg__count(c->agg, stp);
+	agg_stack__reset(&c->sb);
+	err = agg__push(c->agg, &c->sb, comm, strlen(comm), AGG_ROOT);
+	if (!err)
+		err = stack__native(c, s, stp);
+	if (!err && stp)
+		err = agg__push_ljw(c->agg, &c->sb, stp);
+	if (!err)
+		err = agg__add(c->agg, &c->sb, 1);
+	return err;
+}
+
+/* Walk every selected sample.  0 or negative errno (message printed). */
+static int walk_all(struct walkctx *c, struct notes *nt)
+{
+	struct snapfile_reader *r;
+	struct snapfile_rec rec;
+	int err = 0, ret;
+
+	r = snapfile_reader__open(c->o->file, &err);
+	if (!r) {
+		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
+		return err;
+	}
+	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
+		if (ret < 0 || rec.kind != SNAPFILE_REC_SAMPLE)
+			continue;	/* corrupt frames were noted in pass 1 */
+		if ((c->o->has_pid && rec.sample.pid != c->o->pid) ||
+		    (c->o->has_tid && rec.sample.tid != c->o->tid))
+			continue;
+		err = sample__add(c, &rec.sample);
+		if (err) {
+			fprintf(stderr, "ljsnap report: out of memory after %" PRIu64 " samples\n",
+				agg__total(c->agg));
+			break;
+		}
+	}
+	if (c->unknown_pid)
+		notes__add(nt, "%" PRIu64 " processes had samples but no description in the file "
+			   "(their stacks show [native])", c->unknown_pid);
+	snapfile_reader__close(r);
+	return err;
+}
+
+/* -- Output ------------------------------------------------------------------------ */
+
+/* qsort comparator for processes: by samples descending, then pid. */
+static int proc__cmp(const void *x, const void *y)
+{
+	const struct textreport_proc *a = x, *b = y;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* Write the text summary. */
+static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
+{
+	struct textreport_proc *procs = calloc(c->pt->n ? c->pt->n : 1, sizeof(*procs));
+	const char *notes[REPORT_MAX_NOTES + 1];
+	char sel[64] = "", more[64];
+	struct textreport_in in;
+	size_t i, n = 0;
+	int err;
+
+	if (!procs)
+		return -ENOMEM;
+	for (i = 0; i < c->pt->cap; i++) {
+		const struct rproc *p = &c->pt->v[i];
+
+		if (!p->used || !p->samples)
+			continue;
+		procs[n].pid = p->pid;
+		procs[n].comm = p->comm;
+		procs[n].build = p->has_luajit ? p->build : NULL;
+		procs[n++].samples = p->samples;
+	}
+	qsort(procs, n, sizeof(*procs), proc__cmp);
+	for (i = 0; i < nt->n; i++)
+		notes[i] = nt->v[i];
+	if (nt->more) {
+		snprintf(more, sizeof(more), "... and %" PRIu64 " more", nt->more);
+		notes[i++] = more;
+	}
+	if (c->o->has_pid)
+		snprintf(sel, sizeof(sel), "pid %" PRIu32, c->o->pid);
+	if (c->o->has_tid)
+		snprintf(sel + strlen(sel), sizeof(sel) - strlen(sel), "%stid %" PRIu32,
+			 sel[0] ? ", " : "", c->o->tid);
+	memset(&in, 0, sizeof(in));
+	in.file = c->o->file;
+	in.selection = sel[0] ? sel : NULL;
+	in.agg = c->agg;
+	in.top = c->o->top;
+	in.procs = procs;
+	in.nprocs = n;
+	in.notes = notes;
+	in.nnotes = i;
+	err = textreport__write(&in, out);
+	free(procs);
+	return err;
+}
+
+/* `ljsnap report`. */
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ljsnap report: not built yet in this revision\n");
-	return 1;
+	struct report_opts o;
+	struct ptab pt = { 0 };
+	struct notes nt = { .n = 0 };
+	struct walkctx c;
+	struct memtable *mt = NULL;
+	FILE *out = stdout;
+	uint64_t lost = 0;
+	size_t i;
+	int ret = 1, err;
+
+	memset(&c, 0, sizeof(c));
+	err = parse_opts(argc, argv, &o);
+	if (err)
+		return err > 0 ? 0 : 2;
+	mt = memtable__new();
+	c.agg = agg__new(o.lines ? AGG_LINES : 0);
+	c.w = ljw__new();
+	if (!mt || !c.agg || !c.w) {
+		fprintf(stderr, "ljsnap report: out of memory\n");
+		goto out;
+	}
+	memtable__set_slack(mt, REPORT_MEM_SLACK_NS);
+	if (o.output) {
+		FILE *f = fopen(o.output, "w");
+
+		if (!f) {
+			fprintf(stderr, "ljsnap report: cannot create %s: %s\n", o.output,
+				strerror(errno));
+			goto out;
+		}
+		out = f;
+	}
+	if (load(o.file, &pt, mt, &nt, &lost))
+		goto out;
+	for (i = 0; i < pt.cap && memtable__count(mt) == 0; i++)
+		if (pt.v[i].used && pt.v[i].has_luajit) {
+			notes__add(&nt, "the file holds no harvested memory: Lua frames beyond the "
+				   "sampled windows cannot be named (record with a newer ljsnap)");
+			break;
+		}
+	if (lost)
+		notes__add(&nt, "the recorder lost %" PRIu64 " samples (ring buffer full: record "
+			   "with a lower -F or a larger --ringbuf-mb)", lost);
+	c.o = &o;
+	c.pt = &pt;
+	c.mt = mt;
+	if (walk_all(&c, &nt))
+		goto out;
+	if (o.text) {
+		err = write_text(&c, &nt, out);
+	} else {
+		err = folded__write(c.agg, out);
+		for (i = 0; i < nt.n; i++)
+			fprintf(stderr, "ljsnap report: note: %s\n", nt.v[i]);
+		if (!agg__total(c.agg))
+			fprintf(stderr, "ljsnap report: no samples%s\n",
+				o.has_pid || o.has_tid ? " match the selection" : " in the file");
+	}
+	if (out != stdout && fclose(out) && !err)
+		err = -EIO;
+	out = stdout;
+	if (err) {
+		fprintf(stderr, "ljsnap report: cannot write the report: %s\n", strerror(-err));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (out != stdout)
+		fclose(out);
+	agg_stack__exit(&c.sb);
+	ljw__delete(c.w);
+	agg__delete(c.agg);
+	memtable__delete(mt);
+	ptab__exit(&pt);
+	notes__exit(&nt);
+	return ret;
 }

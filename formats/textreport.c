@@ -1,0 +1,200 @@
+/*
+ * textreport.c -- the human-readable summary (see textreport.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/textreport.h"
+
+#define TOP_DEFAULT 25
+
+/* Per-function counts (by frame base id). */
+struct fn_count {
+	uint32_t id;
+	uint64_t self, total;
+};
+
+/* Sort context for the top lists. */
+struct top_ctx {
+	const struct agg *a;
+	int by_total;
+};
+
+/* Percentage of n in d (0 when d is 0). */
+static double pct(uint64_t n, uint64_t d)
+{
+	return d ? 100.0 * (double)n / (double)d : 0.0;
+}
+
+/* qsort_r comparator: by self (or total) descending, then by name. */
+static int fn__cmp(const void *x, const void *y, void *ctx)
+{
+	const struct fn_count *a = x, *b = y;
+	const struct top_ctx *c = ctx;
+	uint64_t ka = c->by_total ? a->total : a->self, kb = c->by_total ? b->total : b->self;
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	return strcmp(agg__frame_name(c->a, a->id, NULL), agg__frame_name(c->a, b->id, NULL));
+}
+
+/* Self and total samples of every function (base name), root frames aside.
+ * Total counts a function once per stack, however often it recurses. */
+static struct fn_count *fn__counts(const struct agg *a, size_t *nout)
+{
+	size_t nf = agg__nframes(a), ns = agg__nstacks(a), i, j, n = 0;
+	struct fn_count *fc = calloc(nf ? nf : 1, sizeof(*fc));
+	size_t *mark = calloc(nf ? nf : 1, sizeof(*mark));
+
+	if (!fc || !mark) {
+		free(fc);
+		free(mark);
+		return NULL;
+	}
+	for (i = 0; i < ns; i++) {
+		const uint32_t *ids;
+		size_t len;
+		uint64_t count;
+		uint32_t b;
+
+		agg__stack(a, i, &ids, &len, &count);
+		if (len == 0)
+			continue;
+		b = agg__frame_base(a, ids[len - 1]);
+		if (agg__frame_cls(a, b) != AGG_ROOT)
+			fc[b].self += count;
+		for (j = 0; j < len; j++) {
+			b = agg__frame_base(a, ids[j]);
+			if (agg__frame_cls(a, b) == AGG_ROOT || mark[b] == i + 1)
+				continue;
+			mark[b] = i + 1;
+			fc[b].total += count;
+		}
+	}
+	for (i = 0; i < nf; i++)
+		if (fc[i].total) {
+			fc[n] = fc[i];
+			fc[n++].id = (uint32_t)i;
+		}
+	free(mark);
+	*nout = n;
+	return fc;
+}
+
+/* One top list. */
+static void top__print(FILE *out, const struct agg *a, struct fn_count *fc, size_t n,
+		       unsigned top, int by_total)
+{
+	struct top_ctx c = { a, by_total };
+	uint64_t all = agg__total(a);
+	size_t i;
+
+	qsort_r(fc, n, sizeof(*fc), fn__cmp, &c);
+	fprintf(out, "\ntop functions by %s samples%s:\n", by_total ? "total" : "self",
+		by_total ? " (a function counts once per sample, recursive or not)" : "");
+	fprintf(out, "  %9s %6s  %9s %6s  function\n", by_total ? "total" : "self", "%",
+		by_total ? "self" : "total", "%");
+	for (i = 0; i < n && i < top; i++) {
+		uint64_t k1 = by_total ? fc[i].total : fc[i].self;
+		uint64_t k2 = by_total ? fc[i].self : fc[i].total;
+
+		if (k1 == 0)
+			break;
+		fprintf(out, "  %9" PRIu64 " %5.1f%%  %9" PRIu64 " %5.1f%%  %s\n", k1, pct(k1, all),
+			k2, pct(k2, all), agg__frame_name(a, fc[i].id, NULL));
+	}
+}
+
+/* VM states of the samples with LuaJIT state. */
+static void vm__print(FILE *out, const struct agg_stats *s)
+{
+	int v;
+
+	fprintf(out, "\nVM state (of %" PRIu64 " samples with LuaJIT state):\n", s->lua_state);
+	for (v = 0; v < AGG_VM__MAX; v++)
+		fprintf(out, "  %-28s %9" PRIu64 " %5.1f%%\n", agg_vm__name((enum agg_vm)v),
+			s->vm[v], pct(s->vm[v], s->lua_state));
+}
+
+/* How well the stacks were unwound. */
+static void unwind__print(FILE *out, const struct agg_stats *s)
+{
+	int r;
+
+	fprintf(out, "\nunwinding:\n");
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "samples", s->samples);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "of processes without LuaJIT", s->no_luajit);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "LuaJIT processes, no LuaJIT state found",
+		s->no_state);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "with LuaJIT state", s->lua_state);
+	fprintf(out, "  unwound to the main chunk with no unknown frame: %" PRIu64 " of %" PRIu64
+		" (%.1f%%)\n", s->to_main, s->lua_state, pct(s->to_main, s->lua_state));
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "reached the stack bottom, no unknown frame",
+		s->clean);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "ended in a coroutine without resumer",
+		s->ends[LJW_END_COROUTINE]);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "not inside Lua (no VM entry on the thread)",
+		s->ends[LJW_END_NOT_IN_LUA]);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "stopped at an unknown frame", s->ends[LJW_END_ERROR]);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "truncated (Lua stack copy cut)", s->truncated);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "with an [unknown] frame", s->with_unknown);
+	if (s->lua_state)
+		fprintf(out, "  %-44s %9.1f (deepest %" PRIu32 ")\n", "Lua frames per sample",
+			(double)s->frames / (double)s->lua_state, s->max_depth);
+	for (r = 1; r < LJW_R__MAX; r++)
+		if (s->unknown[r])
+			break;
+	if (r == LJW_R__MAX)
+		return;
+	fprintf(out, "  [unknown] frames by reason:\n");
+	for (r = 1; r < LJW_R__MAX; r++)
+		if (s->unknown[r])
+			fprintf(out, "    %-42s %9" PRIu64 "\n", ljw_reason__name((enum ljw_reason)r),
+				s->unknown[r]);
+}
+
+/* Write the summary. */
+int textreport__write(const struct textreport_in *in, FILE *out)
+{
+	const struct agg *a = in->agg;
+	unsigned top = in->top ? in->top : TOP_DEFAULT;
+	struct fn_count *fc;
+	size_t n = 0, i;
+
+	fc = fn__counts(a, &n);
+	if (!fc)
+		return -ENOMEM;
+	fprintf(out, "ljsnap report: %s\n", in->file ? in->file : "?");
+	if (in->selection)
+		fprintf(out, "selection: %s\n", in->selection);
+	fprintf(out, "samples: %" PRIu64 "%s\n", agg__total(a),
+		(agg__flags(a) & AGG_LINES) ? " (Lua frames by line)" : "");
+	if (agg__total(a)) {
+		top__print(out, a, fc, n, top, 0);
+		top__print(out, a, fc, n, top, 1);
+	}
+	vm__print(out, agg__stats(a));
+	unwind__print(out, agg__stats(a));
+	if (in->nprocs)
+		fprintf(out, "\nprocesses:\n");
+	for (i = 0; i < in->nprocs; i++) {
+		const struct textreport_proc *p = &in->procs[i];
+
+		fprintf(out, "  pid %" PRIu32 " %s: %" PRIu64 " samples, ", p->pid,
+			p->comm ? p->comm : "?", p->samples);
+		if (p->build)
+			fprintf(out, "LuaJIT %s\n", p->build);
+		else
+			fprintf(out, "no LuaJIT (its stacks show [native])\n");
+	}
+	if (in->nnotes)
+		fprintf(out, "\nnotes:\n");
+	for (i = 0; i < in->nnotes; i++)
+		fprintf(out, "  %s\n", in->notes[i]);
+	free(fc);
+	if (fflush(out) || ferror(out))
+		return -EIO;
+	return 0;
+}

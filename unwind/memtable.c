@@ -1,0 +1,702 @@
+/*
+ * memtable.c -- the time-aware memory table (see memtable.h).
+ *
+ * Entries live in one array in insertion order; their bytes live in arena
+ * blocks (or in buffers the table took over).  Each pid has an index of
+ * entry numbers: a prefix sorted by (addr, end, first_ns, gen), cut into
+ * runs of one range each (the versions of that range in time order), plus
+ * a short unsorted tail of recent additions that lookups scan linearly
+ * until it is merged in.  Runs carry a running maximum of their ends, so a
+ * lookup walks back from the address only while an earlier run can still
+ * reach it, and picks the version of a run by binary search on time: a
+ * range read once per sample for a long recording has thousands of
+ * versions, a lookup still touches O(log n) of them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/memtable.h"
+
+#define MT_BLK_SIZE	(1u << 20)	/* arena block */
+#define MT_BIG		(64u << 10)	/* copies at least this large get their own buffer */
+#define MT_PENDING_MAX	64		/* unsorted tail merged beyond this, */
+#define MT_QUIET_READS	64		/* or after this many lookups without an add */
+#define MT_MAX_ENTS	(UINT32_MAX - 1)
+
+struct mt_ent {
+	struct memtable_entry e;
+	uint64_t end;			/* addr + len */
+	uint8_t owned;			/* data is a buffer of its own */
+};
+
+/* One range (addr, end) of a pid: its versions are idx[start .. start+n). */
+struct mt_run {
+	uint64_t addr, end;
+	uint64_t maxend;		/* max end over this run and every run before it */
+	uint32_t start, n;
+	uint32_t overlap;		/* some versions' windows overlap: scan them all */
+};
+
+struct mt_pid {
+	uint32_t pid;
+	uint32_t *idx;			/* [0, nsorted) sorted, then [nsorted, n) unsorted */
+	uint64_t *first;		/* first_ns of idx[i], i < nsorted (binary searches) */
+	size_t n, nsorted, cap;
+	struct mt_run *runs;		/* runs of the sorted prefix, by addr */
+	size_t nruns, runcap;
+	uint32_t quiet;			/* lookups since the last add */
+};
+
+struct mt_blk {
+	struct mt_blk *next;
+	size_t used, size;
+	uint8_t data[];
+};
+
+struct memtable {
+	struct mt_ent *ents;
+	size_t n, cap;
+	struct mt_pid **pids;
+	size_t npids, pcap;
+	uint32_t *phash;		/* open addressing: pids index + 1, 0 = empty */
+	size_t phcap;			/* power of two */
+	struct mt_blk *blk;
+	uint64_t bytes;
+	uint32_t *tmp;			/* merge buffer */
+	size_t tmpcap;
+	uint64_t slack_ns;		/* see memtable__set_slack */
+};
+
+/* -- Allocation ------------------------------------------------------------ */
+
+/* Allocate a table. */
+struct memtable *memtable__new(void)
+{
+	return calloc(1, sizeof(struct memtable));
+}
+
+/* Free a table, its entries and everything it owns. */
+void memtable__delete(struct memtable *t)
+{
+	struct mt_blk *b, *nb;
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n; i++)
+		if (t->ents[i].owned)
+			free((void *)t->ents[i].e.data);
+	for (i = 0; i < t->npids; i++) {
+		free(t->pids[i]->idx);
+		free(t->pids[i]->first);
+		free(t->pids[i]->runs);
+		free(t->pids[i]);
+	}
+	for (b = t->blk; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
+	free(t->pids);
+	free(t->phash);
+	free(t->ents);
+	free(t->tmp);
+	free(t);
+}
+
+/* Copy len bytes into the arena (or a buffer of its own); sets *owned. */
+static uint8_t *mt__copy(struct memtable *t, const uint8_t *src, size_t len, uint8_t *owned)
+{
+	struct mt_blk *b = t->blk;
+	uint8_t *p;
+
+	*owned = 0;
+	if (len >= MT_BIG) {
+		p = malloc(len);
+		if (p) {
+			memcpy(p, src, len);
+			*owned = 1;
+		}
+		return p;
+	}
+	if (!b || b->size - b->used < len) {
+		b = malloc(sizeof(*b) + MT_BLK_SIZE);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->size = MT_BLK_SIZE;
+		b->next = t->blk;
+		t->blk = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, src, len);
+	b->used += (len + 7) & ~(size_t)7;
+	if (b->used > b->size)
+		b->used = b->size;
+	return p;
+}
+
+/* -- Pids ------------------------------------------------------------------ */
+
+/* Hash slot of a pid. */
+static size_t pid__slot(uint32_t pid, size_t cap)
+{
+	return (size_t)((pid * 2654435761u) & (cap - 1));
+}
+
+/* The per-pid index of pid, or NULL. */
+static struct mt_pid *pid__find(const struct memtable *t, uint32_t pid)
+{
+	size_t i, n;
+
+	if (!t->phcap)
+		return NULL;
+	i = pid__slot(pid, t->phcap);
+	for (n = 0; n < t->phcap; n++, i = (i + 1) & (t->phcap - 1)) {
+		uint32_t v = t->phash[i];
+
+		if (v == 0)
+			return NULL;
+		if (t->pids[v - 1]->pid == pid)
+			return t->pids[v - 1];
+	}
+	return NULL;
+}
+
+/* Rebuild the pid hash with room for more pids.  0 or -ENOMEM. */
+static int pid__rehash(struct memtable *t, size_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+	size_t i, s;
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < t->npids; i++) {
+		s = pid__slot(t->pids[i]->pid, cap);
+		while (h[s])
+			s = (s + 1) & (cap - 1);
+		h[s] = (uint32_t)(i + 1);
+	}
+	free(t->phash);
+	t->phash = h;
+	t->phcap = cap;
+	return 0;
+}
+
+/* The per-pid index of pid, created if missing; NULL when out of memory. */
+static struct mt_pid *pid__get(struct memtable *t, uint32_t pid)
+{
+	struct mt_pid *p = pid__find(t, pid), **np;
+	size_t s;
+
+	if (p)
+		return p;
+	if ((t->npids + 1) * 2 > t->phcap &&
+	    pid__rehash(t, t->phcap ? t->phcap * 2 : 16))
+		return NULL;
+	if (t->npids == t->pcap) {
+		size_t ncap = t->pcap ? t->pcap * 2 : 8;
+
+		np = realloc(t->pids, ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		t->pids = np;
+		t->pcap = ncap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	t->pids[t->npids++] = p;
+	s = pid__slot(pid, t->phcap);
+	while (t->phash[s])
+		s = (s + 1) & (t->phcap - 1);
+	t->phash[s] = (uint32_t)t->npids;
+	return p;
+}
+
+/* -- Adding ---------------------------------------------------------------- */
+
+/* Check an entry's fields. */
+static int ent__valid(const struct memtable_entry *e, const uint8_t *data)
+{
+	return e && data && e->len > 0 && e->len <= MEMTABLE_MAX_LEN &&
+	       e->addr + e->len > e->addr && e->first_ns <= e->last_ns;
+}
+
+/* Append entry e (data already placed) to the table and its pid's index. */
+static long mt__append(struct memtable *t, const struct memtable_entry *e, const uint8_t *data,
+		       uint8_t owned)
+{
+	struct mt_pid *p;
+	struct mt_ent *ne;
+
+	if (t->n >= MT_MAX_ENTS)
+		return -E2BIG;
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+
+		ne = realloc(t->ents, ncap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		t->ents = ne;
+		t->cap = ncap;
+	}
+	p = pid__get(t, e->pid);
+	if (!p)
+		return -ENOMEM;
+	if (p->n == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 64;
+		uint32_t *ni = realloc(p->idx, ncap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		p->idx = ni;
+		p->cap = ncap;
+	}
+	ne = &t->ents[t->n];
+	ne->e = *e;
+	ne->e.data = data;
+	ne->end = e->addr + e->len;
+	ne->owned = owned;
+	p->idx[p->n++] = (uint32_t)t->n;
+	p->quiet = 0;
+	t->bytes += e->len;
+	return (long)t->n++;
+}
+
+/* Add an entry, copying its bytes. */
+long memtable__add(struct memtable *t, const struct memtable_entry *e)
+{
+	uint8_t *data, owned;
+	long ret;
+
+	if (!t || !e || !ent__valid(e, e->data))
+		return -EINVAL;
+	data = mt__copy(t, e->data, e->len, &owned);
+	if (!data)
+		return -ENOMEM;
+	ret = mt__append(t, e, data, owned);
+	if (ret < 0 && owned)
+		free(data);	/* an arena copy is simply left unused */
+	return ret;
+}
+
+/* Add an entry, taking ownership of data. */
+long memtable__add_owned(struct memtable *t, const struct memtable_entry *e, uint8_t *data)
+{
+	if (!t || !e || !ent__valid(e, data))
+		return -EINVAL;
+	return mt__append(t, e, data, 1);
+}
+
+/* Number of entries. */
+size_t memtable__count(const struct memtable *t)
+{
+	return t ? t->n : 0;
+}
+
+/* Bytes of entry data. */
+uint64_t memtable__bytes(const struct memtable *t)
+{
+	return t ? t->bytes : 0;
+}
+
+/* Entry i in insertion order. */
+const struct memtable_entry *memtable__entry(const struct memtable *t, size_t i)
+{
+	return t && i < t->n ? &t->ents[i].e : NULL;
+}
+
+/* -- Index ----------------------------------------------------------------- */
+
+/* qsort_r comparator: entry numbers by (addr, end, first_ns, gen, number). */
+static int idx__cmp(const void *a, const void *b, void *ctx)
+{
+	const struct mt_ent *ents = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct mt_ent *ex = &ents[x], *ey = &ents[y];
+
+	if (ex->e.addr != ey->e.addr)
+		return ex->e.addr < ey->e.addr ? -1 : 1;
+	if (ex->end != ey->end)
+		return ex->end < ey->end ? -1 : 1;
+	if (ex->e.first_ns != ey->e.first_ns)
+		return ex->e.first_ns < ey->e.first_ns ? -1 : 1;
+	if (ex->e.gen != ey->e.gen)
+		return ex->e.gen < ey->e.gen ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Cut the sorted index of p into runs.  0 or -ENOMEM. */
+static int idx__runs(struct memtable *t, struct mt_pid *p)
+{
+	size_t i, nr = 0;
+	uint64_t maxend = 0, *nf = realloc(p->first, p->cap * sizeof(*nf));
+
+	if (!nf)
+		return -ENOMEM;
+	p->first = nf;
+	for (i = 0; i < p->n; i++) {
+		const struct mt_ent *me = &t->ents[p->idx[i]];
+		struct mt_run *r = nr ? &p->runs[nr - 1] : NULL;
+
+		p->first[i] = me->e.first_ns;
+		if (r && r->addr == me->e.addr && r->end == me->end) {
+			const struct mt_ent *prev = &t->ents[p->idx[i - 1]];
+
+			/* Sorted by first_ns: disjoint windows leave a gap to the next. */
+			if (prev->e.last_ns >= me->e.first_ns)
+				r->overlap = 1;
+			r->n++;
+			continue;
+		}
+		if (nr == p->runcap) {
+			size_t ncap = p->runcap ? p->runcap * 2 : 64;
+			struct mt_run *nrun = realloc(p->runs, ncap * sizeof(*nrun));
+
+			if (!nrun)
+				return -ENOMEM;
+			p->runs = nrun;
+			p->runcap = ncap;
+		}
+		r = &p->runs[nr++];
+		r->addr = me->e.addr;
+		r->end = me->end;
+		r->start = (uint32_t)i;
+		r->n = 1;
+		r->overlap = 0;
+	}
+	/* Running maximum of ends, in run order. */
+	for (i = 0; i < nr; i++) {
+		if (p->runs[i].end > maxend)
+			maxend = p->runs[i].end;
+		p->runs[i].maxend = maxend;
+	}
+	p->nruns = nr;
+	return 0;
+}
+
+/* Merge the unsorted tail of p into its sorted prefix and recut the runs.
+ * 0 or -ENOMEM (then entries stay in, or fall back to, the tail, which
+ * lookups scan linearly: slower, never wrong). */
+static int idx__merge(struct memtable *t, struct mt_pid *p)
+{
+	size_t i = 0, j, k = 0, m = p->nsorted;
+
+	if (p->nsorted == p->n)
+		return 0;
+	if (t->tmpcap < p->n) {
+		uint32_t *nt = realloc(t->tmp, p->cap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		t->tmp = nt;
+		t->tmpcap = p->cap;
+	}
+	qsort_r(p->idx + m, p->n - m, sizeof(*p->idx), idx__cmp, t->ents);
+	for (j = m; i < m || j < p->n;) {
+		if (j >= p->n || (i < m && idx__cmp(&p->idx[i], &p->idx[j], t->ents) <= 0))
+			t->tmp[k++] = p->idx[i++];
+		else
+			t->tmp[k++] = p->idx[j++];
+	}
+	memcpy(p->idx, t->tmp, p->n * sizeof(*p->idx));
+	p->nsorted = p->n;
+	if (idx__runs(t, p)) {
+		p->nsorted = 0;		/* every entry becomes tail again */
+		p->nruns = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* -- Lookup ---------------------------------------------------------------- */
+
+/* Rank of an entry at time t (larger is better, 0 = may not answer) and
+ * its two tie-break keys (larger is better). */
+static int ent__rank(const struct memtable_entry *e, uint64_t t, uint64_t slack, uint64_t *k1,
+		     uint64_t *k2)
+{
+	if (e->first_ns <= t && t <= e->last_ns) {
+		*k1 = e->gen;
+		*k2 = e->first_ns;
+		return 3;
+	}
+	if (e->first_ns <= t) {
+		*k1 = e->first_ns;
+		*k2 = e->gen;
+		return 2;
+	}
+	if (e->first_ns - t <= slack) {
+		*k1 = UINT64_MAX - e->first_ns;	/* earliest first */
+		*k2 = e->gen;
+		return 1;
+	}
+	return 0;
+}
+
+/* A ranked entry. */
+struct best {
+	const struct mt_ent *me;
+	int rank;
+	uint64_t k1, k2;
+};
+
+/* Is (rank, k1, k2) strictly better than b? */
+static int best__beats(const struct best *b, int rank, uint64_t k1, uint64_t k2)
+{
+	if (!b->me || rank != b->rank)
+		return !b->me || rank > b->rank;
+	if (k1 != b->k1)
+		return k1 > b->k1;
+	return k2 > b->k2;
+}
+
+/* Keep me in b if it ranks better at time t. */
+static void best__offer(struct best *b, const struct mt_ent *me, uint64_t t, uint64_t slack)
+{
+	uint64_t k1, k2;
+	int rank = ent__rank(&me->e, t, slack, &k1, &k2);
+
+	if (rank && best__beats(b, rank, k1, k2))
+		*b = (struct best){ me, rank, k1, k2 };
+}
+
+/* Lookup state: the range, the time, the answer so far, the best of all. */
+struct look {
+	uint64_t addr, end, time_ns, slack;
+	struct best all, cov;
+	int pass, conflict;
+};
+
+/* The version of a run that answers at time t (see memtable.h), or none. */
+static struct best run__best(const struct memtable *t, const struct mt_pid *p,
+			     const struct mt_run *r, uint64_t time_ns, uint64_t slack)
+{
+	const uint32_t *v = p->idx + r->start;
+	const uint64_t *first = p->first + r->start;
+	struct best b = { 0 };
+	size_t lo = 0, hi = r->n, i;
+
+	if (r->overlap) {
+		for (i = 0; i < r->n; i++)
+			best__offer(&b, &t->ents[v[i]], time_ns, slack);
+		return b;
+	}
+	/* Disjoint windows: the last version first seen at or before t is the
+	 * only one that can contain t and the latest of rank 2; without one,
+	 * the first version is the earliest of rank 1. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (first[mid] <= time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	best__offer(&b, &t->ents[v[lo ? lo - 1 : 0]], time_ns, slack);
+	return b;
+}
+
+/* Consider the answer b of one range (a run, or a tail entry).  Pass 0
+ * finds the overall best and the best covering answer; pass 1 checks every
+ * other answer ranked above the covering one for different bytes. */
+static void look__range(struct look *lk, const struct best *b)
+{
+	const struct mt_ent *me = b->me, *cov = lk->cov.me;
+	uint64_t lo, hi;
+
+	if (!me)
+		return;
+	if (lk->pass == 0) {
+		if (best__beats(&lk->all, b->rank, b->k1, b->k2))
+			lk->all = *b;
+		if (me->e.addr <= lk->addr && me->end >= lk->end &&
+		    best__beats(&lk->cov, b->rank, b->k1, b->k2))
+			lk->cov = *b;
+		return;
+	}
+	if (lk->conflict || me == cov || !best__beats(&lk->cov, b->rank, b->k1, b->k2))
+		return;
+	lo = me->e.addr > lk->addr ? me->e.addr : lk->addr;
+	hi = me->end < lk->end ? me->end : lk->end;
+	if (lo < hi && memcmp(me->e.data + (lo - me->e.addr), cov->e.data + (lo - cov->e.addr),
+			      hi - lo))
+		lk->conflict = 1;
+}
+
+/* Offer the tail versions of range [addr, end) to b. */
+static void tail__offer(const struct memtable *t, const struct mt_pid *p, uint64_t addr,
+			uint64_t end, struct best *b, uint64_t time_ns, uint64_t slack)
+{
+	size_t i;
+
+	for (i = p->nsorted; i < p->n; i++) {
+		const struct mt_ent *me = &t->ents[p->idx[i]];
+
+		if (me->e.addr == addr && me->end == end)
+			best__offer(b, me, time_ns, slack);
+	}
+}
+
+/* Is there a sorted run for range [addr, end)? */
+static int run__exists(const struct mt_pid *p, uint64_t addr, uint64_t end)
+{
+	size_t lo = 0, hi = p->nruns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct mt_run *r = &p->runs[mid];
+
+		if (r->addr < addr || (r->addr == addr && r->end < end))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nruns && p->runs[lo].addr == addr && p->runs[lo].end == end;
+}
+
+/* Run one pass of a lookup over the ranges of p that overlap the read:
+ * each range's answer over its sorted versions and its tail versions. */
+static void look__pass(const struct memtable *t, const struct mt_pid *p, struct look *lk)
+{
+	size_t lo = 0, hi = p->nruns, i;
+	int tail = p->nsorted < p->n;
+
+	/* First run that starts at or after the end of the read. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->runs[mid].addr < lk->end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Runs before lo start below the end; go back while one can reach addr. */
+	for (i = lo; i > 0 && p->runs[i - 1].maxend > lk->addr; i--) {
+		const struct mt_run *r = &p->runs[i - 1];
+		struct best b;
+
+		if (r->end <= lk->addr)
+			continue;
+		b = run__best(t, p, r, lk->time_ns, lk->slack);
+		if (tail)
+			tail__offer(t, p, r->addr, r->end, &b, lk->time_ns, lk->slack);
+		look__range(lk, &b);
+	}
+	/* Ranges seen only in the tail: once each, through their best version. */
+	for (i = p->nsorted; i < p->n; i++) {
+		const struct mt_ent *me = &t->ents[p->idx[i]];
+		struct best b = { 0 };
+
+		if (me->e.addr >= lk->end || me->end <= lk->addr ||
+		    run__exists(p, me->e.addr, me->end))
+			continue;
+		tail__offer(t, p, me->e.addr, me->end, &b, lk->time_ns, lk->slack);
+		if (b.me == me)
+			look__range(lk, &b);
+	}
+}
+
+/* The entry that answers a read (see memtable.h). */
+const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, uint64_t addr,
+					      uint64_t len, uint64_t time_ns)
+{
+	struct look lk;
+	struct mt_pid *p;
+
+	if (!t || len == 0 || addr + len < addr)
+		return NULL;
+	p = pid__find(t, pid);
+	if (!p || p->n == 0)
+		return NULL;
+	if (p->n > p->nsorted &&
+	    (p->n - p->nsorted > MT_PENDING_MAX || ++p->quiet > MT_QUIET_READS))
+		idx__merge(t, p);	/* on failure the tail is scanned linearly */
+	memset(&lk, 0, sizeof(lk));
+	lk.addr = addr;
+	lk.end = addr + len;
+	lk.time_ns = time_ns;
+	lk.slack = t->slack_ns;
+	look__pass(t, p, &lk);
+	if (!lk.cov.me)
+		return NULL;
+	/* Answers of other ranges ranked above ours must agree on the bytes. */
+	if (lk.all.me != lk.cov.me) {
+		lk.pass = 1;
+		look__pass(t, p, &lk);
+		if (lk.conflict)
+			return NULL;
+	}
+	return &lk.cov.me->e;
+}
+
+/* Set the slack for reads before every window (see memtable.h). */
+void memtable__set_slack(struct memtable *t, uint64_t slack_ns)
+{
+	if (t)
+		t->slack_ns = slack_ns;
+}
+
+/* Copy of a lookup. */
+int memtable__read(struct memtable *t, uint32_t pid, uint64_t addr, void *buf, size_t len,
+		   uint64_t time_ns)
+{
+	const struct memtable_entry *e;
+
+	if (len == 0)
+		return 0;
+	if (!buf)
+		return -EFAULT;
+	e = memtable__lookup(t, pid, addr, len, time_ns);
+	if (!e)
+		return -EFAULT;
+	memcpy(buf, e->data + (addr - e->addr), len);
+	return 0;
+}
+
+/* -- Memory source ----------------------------------------------------------- */
+
+/* memsrc read callback: the table at the bound pid and time.  A walk reads
+ * the same fields again and again (a recursion reads one function object
+ * per level): answers are remembered, the table being fixed during a walk. */
+static int src__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	struct memtable_src *src = ms->ctx;
+	const struct memtable_entry *e;
+	size_t slot = (size_t)((addr ^ (addr >> 7) ^ len) % MEMTABLE_SRC_CACHE);
+
+	if (!src || !src->t || !buf)
+		return -EFAULT;
+	if (len == 0)
+		return 0;
+	if (src->cache[slot].len == len && src->cache[slot].addr == addr) {
+		e = src->cache[slot].e;
+	} else {
+		e = memtable__lookup(src->t, src->pid, addr, len, src->time_ns);
+		src->cache[slot].addr = addr;
+		src->cache[slot].len = len;
+		src->cache[slot].e = e;
+	}
+	if (!e) {
+		src->misses++;
+		return -EFAULT;
+	}
+	memcpy(buf, e->data + (addr - e->addr), len);
+	src->hits++;
+	return 0;
+}
+
+/* Bind a memory source to the table, one pid and one sample time. */
+void memtable__memsrc(struct memtable_src *src, struct memtable *t, uint32_t pid,
+		      uint64_t time_ns, const struct memsrc *next)
+{
+	memset(src, 0, sizeof(*src));
+	src->ms.read = src__read;
+	src->ms.ctx = src;
+	src->ms.next = next;
+	src->t = t;
+	src->pid = pid;
+	src->time_ns = time_ns;
+}
