@@ -21,8 +21,11 @@
 
 struct doctor_probe {
 	uint32_t pid;
-	unsigned samples, with_lj, g_reg, g_cache;
+	unsigned samples, with_lj, g_reg, g_cache, in_vm;
 	uint64_t g;
+	uint64_t vm_lo, vm_hi;
+	uint64_t dispatch;	/* r14 of a sample whose IP is in the interpreter */
+	uint64_t r14_any;	/* r14 of any sample (DISPATCH in GC64 traces too) */
 	int32_t vmstate;
 	int have_vmstate;
 	uint32_t g_vmstate;
@@ -38,6 +41,13 @@ static int on_probe(void *ctx, void *data, size_t size)
 	if (ljs_sample__parse_raw(&s, data, size) || s.pid != dp->pid)
 		return 0;
 	dp->samples++;
+	if ((s.flags & LJS_SAMPLE_F_REGS_VALID) && s.regs.ip >= dp->vm_lo && s.regs.ip < dp->vm_hi) {
+		dp->in_vm++;
+		dp->dispatch = s.regs.r14;
+	}
+	if ((s.flags & LJS_SAMPLE_F_REGS_VALID) && !(s.flags & LJS_SAMPLE_F_KERNEL_MODE) &&
+	    s.regs.r14 && !(s.regs.r14 & 7))
+		dp->r14_any = s.regs.r14;
 	if (!s.g)
 		return 0;
 	dp->with_lj++;
@@ -72,6 +82,8 @@ static int probe(const struct lj_proc_detect *pd, uint32_t pid, double seconds,
 	p.vm_lo = pd->vm_lo;
 	p.vm_hi = pd->vm_hi;
 	p.cfg_gen = 1;
+	dp->vm_lo = pd->vm_lo;
+	dp->vm_hi = pd->vm_hi;
 	proctab__cfg(&p, LJS_LSTACK_DEFAULT, &cfg);
 	rc = bpfload__init(&bl, &bo, err, sizeof(err));
 	if (rc) {
@@ -99,6 +111,84 @@ out:
 	return rc;
 }
 
+/* Names of the layout fields that differ between a and b, comma-separated. */
+static unsigned layout_diff(const struct lj_layout *a, const struct lj_layout *b, char *buf,
+			    size_t len)
+{
+	unsigned n = 0;
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < lj_layout__nfields; i++) {
+		uint32_t va, vb;
+
+		memcpy(&va, (const char *)a + lj_layout__fields[i].offset, 4);
+		memcpy(&vb, (const char *)b + lj_layout__fields[i].offset, 4);
+		if (va == vb)
+			continue;
+		n++;
+		if (off + 48 < len)
+			off += snprintf(buf + off, len - off, "%s%s %d->%d", n > 1 ? ", " : "",
+					lj_layout__fields[i].name, (int32_t)va, (int32_t)vb);
+	}
+	return n;
+}
+
+/*
+ * Calibrate the layout from the live process: from the g a sample carried,
+ * else from the DISPATCH register of a sample taken in the interpreter (a
+ * build no table describes: the table's disp2g found no g).  Prints the
+ * result; updates pd->layout.  Returns 1 if the layout changed, 0 if it
+ * was confirmed or could not be checked, -1 if the calibration failed.
+ */
+static int live_calibrate(struct lj_proc_detect *pd, uint32_t pid, const struct doctor_probe *dp)
+{
+	struct lj_detect *d = &pd->det;
+	unsigned nn = d->nnotes, nw = d->nwarnings, i, ndiff;
+	struct lj_layout before = pd->layout;
+	struct livemem lm;
+	struct memsrc ms;
+	uint64_t g = dp->g;
+	char diff[512];
+	int err;
+
+	livemem__init(&ms, &lm, pid, NULL);
+	if (d->live_calibrated) {
+		printf("  live calibration: done during detection (g %#llx from tarantool_L)\n",
+		       (unsigned long long)pd->g);
+		return 0;
+	}
+	if (g) {
+		err = lj_detect__calibrate_live(d, &ms, g, pd->vm_lo, pd->vm_hi);
+	} else if (dp->dispatch) {
+		err = lj_detect__calibrate_dispatch(d, &ms, dp->dispatch, pd->vm_lo, pd->vm_hi, &g);
+	} else if (dp->r14_any && (pd->layout.flags & LJ_LAYOUT_F_GC64)) {
+		/* GC64 traces keep DISPATCH in r14 as well. */
+		err = lj_detect__calibrate_dispatch(d, &ms, dp->r14_any, pd->vm_lo, pd->vm_hi, &g);
+	} else {
+		printf("  live calibration: not possible: no sample carried a g or ran in the interpreter\n");
+		return 0;
+	}
+	for (i = nn; i < d->nnotes; i++)
+		printf("    - %s\n", d->notes[i]);
+	for (i = nw; i < d->nwarnings; i++)
+		printf("    ! %s\n", d->warnings[i]);
+	if (err) {
+		printf("  live calibration: failed from %s %#llx\n", dp->g ? "g" : "DISPATCH",
+		       (unsigned long long)(dp->g ? dp->g : dp->dispatch ? dp->dispatch : dp->r14_any));
+		return -1;
+	}
+	pd->layout = d->layout;
+	ndiff = layout_diff(&before, &pd->layout, diff, sizeof(diff));
+	if (!ndiff) {
+		printf("  live calibration: g %#llx confirms every offset\n", (unsigned long long)g);
+		return 0;
+	}
+	printf("  live calibration: g %#llx%s; %u offsets differ from the detected layout: %s\n",
+	       (unsigned long long)g, dp->g ? "" : " found from DISPATCH", ndiff, diff);
+	return 1;
+}
+
 /* Print one process's findings. */
 static int doctor_pid(uint32_t pid, double seconds)
 {
@@ -108,7 +198,7 @@ static int doctor_pid(uint32_t pid, double seconds)
 	const struct lj_detect *d;
 	const struct lj_layout *l;
 	size_t i;
-	int err, ret = 1;
+	int err, ret = 1, live;
 
 	memset(&pd, 0, sizeof(pd));
 	err = lj_detect__process(pid, cache, &pd);
@@ -134,8 +224,9 @@ static int doctor_pid(uint32_t pid, double seconds)
 	       pd.maps[pd.vm_map].path ? pd.maps[pd.vm_map].path : "?");
 	if (pd.nvm > 1)
 		printf("  note:        %u different LuaJIT files are mapped; ljsnap uses this one\n", pd.nvm);
-	printf("  number mode: %s\n", (l->flags & LJ_LAYOUT_F_DUALNUM) ? "dual-number" :
-	       "not determined from the code (single-number unless built with LUAJIT_NUMMODE=2)");
+	printf("  number mode: %s\n", (l->flags & LJ_LAYOUT_F_DUALNUM) ? "dual-number (LUAJIT_NUMMODE=2)" :
+	       d->dualnum == 0 ? "single-number" :
+	       "unknown (lua_pushinteger not recognized; single-number unless built with LUAJIT_NUMMODE=2)");
 	printf("  VM code:     0x%llx-0x%llx (load bias 0x%llx, C frame %u bytes)\n",
 	       (unsigned long long)pd.vm_lo, (unsigned long long)pd.vm_hi,
 	       (unsigned long long)pd.load_bias, l->cf_size);
@@ -166,6 +257,18 @@ static int doctor_pid(uint32_t pid, double seconds)
 
 		printf("  live check:  %u samples in up to %.1f s, %u with the VM state (g from r14: %u, "
 		       "from the thread cache: %u)\n", dp.samples, seconds, dp.with_lj, dp.g_reg, dp.g_cache);
+		live = live_calibrate(&pd, pid, &dp);
+		if (live > 0) {
+			/* The layout changed: probe again with the calibrated one. */
+			memset(&dp, 0, sizeof(dp));
+			dp.pid = pid;
+			dp.g_vmstate = l->g_vmstate;
+			if (probe(&pd, pid, seconds, &dp) != 0)
+				goto done;
+			printf("  live check:  with the calibrated layout: %u samples, %u with the VM state "
+			       "(g from r14: %u, from the thread cache: %u)\n", dp.samples, dp.with_lj,
+			       dp.g_reg, dp.g_cache);
+		}
 		if (dp.with_lj) {
 			livemem__init(&ms, &lm, pid, NULL);
 			printf("  global_State 0x%llx: %s; vmstate %d (%s)\n", (unsigned long long)dp.g,
@@ -173,6 +276,10 @@ static int doctor_pid(uint32_t pid, double seconds)
 								  : "no longer valid",
 			       dp.vmstate, dp.have_vmstate ? lj_layout__vmstate_name(l, dp.vmstate) : "?");
 			printf("  result:      samples of this process carry the LuaJIT state\n");
+		} else if (dp.samples && live < 0) {
+			printf("  result:      no sample found a valid global_State and the live calibration "
+			       "failed: ljsnap does not understand this build's layout, Lua frames will be "
+			       "missing (please report this output)\n");
 		} else if (dp.samples) {
 			printf("  result:      the process ran, but no sample found a valid global_State: it "
 			       "ran no Lua code while probed, or the calibrated offsets are wrong\n");
@@ -181,6 +288,7 @@ static int doctor_pid(uint32_t pid, double seconds)
 			       seconds);
 		}
 	}
+done:
 	ret = 0;
 out:
 	lj_proc_detect__exit(&pd);

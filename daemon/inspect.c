@@ -9,8 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include "daemon/livemem.h"
 #include "daemon/ljdetect.h"
 #include "daemon/record.h"
+
+#define INSPECT_LIVE_TRIES	8		/* live calibration attempts per process */
+#define INSPECT_LIVE_GAP_NS	100000000ull	/* between two attempts */
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -errno. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
@@ -149,21 +153,15 @@ static void write_process(struct recorder *rc, const struct proc *p,
 	free(prov);
 }
 
-/* Inspect a process; see record.h. */
-void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
+/* exe, comm, ppid, start time and command line of p from /proc. */
+static void read_identity(struct proc *p, char *exe, size_t exelen, char *cmdline, size_t cmdlen,
+			  uint64_t *start_ns)
 {
-	char path[64], exe[4096] = "", cmdline[4096], comm[64];
-	struct lj_proc_detect pd;
-	uint64_t start_ns = 0, sig;
+	char path[64], comm[64];
 	ssize_t n;
-	int err, was_lj = p->has_luajit;
 
-	if (!p)
-		return;
-	p->inspected_ns = now_ns;
-	p->state = PROC_INSPECTED;
 	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
+	n = readlink(path, exe, exelen - 1);
 	exe[n > 0 ? n : 0] = 0;
 	snprintf(path, sizeof(path), "/proc/%u/comm", p->pid);
 	if (read_small(path, comm, sizeof(comm)) > 0) {
@@ -171,8 +169,38 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		comm[sizeof(p->comm) - 1] = 0;
 		memcpy(p->comm, comm, sizeof(p->comm));
 	}
-	read_stat(p->pid, &p->ppid, &start_ns);
-	read_cmdline(p->pid, cmdline, sizeof(cmdline));
+	read_stat(p->pid, &p->ppid, start_ns);
+	read_cmdline(p->pid, cmdline, cmdlen);
+}
+
+/* Push p's configuration to BPF under a new generation. */
+static void publish(struct recorder *rc, struct proc *p)
+{
+	struct ljs_proc_cfg cfg;
+	int err;
+
+	p->cfg_gen = ++rc->cfg_gen;
+	proctab__cfg(p, rc->o.lstack_bytes, &cfg);
+	err = bpfload__set_cfg(&rc->bl, p->pid, &cfg);
+	if (err && !rc->o.quiet)
+		fprintf(stderr, "ljsnap: pid %u: cannot publish the LuaJIT layout: %s\n",
+			p->pid, strerror(-err));
+}
+
+/* Inspect a process; see record.h. */
+void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
+{
+	char exe[4096] = "", cmdline[4096];
+	struct lj_proc_detect pd;
+	uint64_t start_ns = 0, sig;
+	int err, was_lj;
+
+	if (!p)
+		return;
+	was_lj = p->has_luajit;
+	p->inspected_ns = now_ns;
+	p->state = PROC_INSPECTED;
+	read_identity(p, exe, sizeof(exe), cmdline, sizeof(cmdline), &start_ns);
 
 	if (!rc->pt.detect_cache)
 		rc->pt.detect_cache = lj_detect_cache__new();
@@ -194,22 +222,25 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	p->maps_sig = sig;
 	p->has_luajit = pd.found && pd.det.layout_ok;
 	if (p->has_luajit) {
-		struct ljs_proc_cfg cfg;
 		char old[sizeof(p->build)];
 
-		p->layout = pd.layout;
+		if (p->live_done && was_lj && p->vm_lo == pd.vm_lo && p->vm_hi == pd.vm_hi) {
+			/* Same VM as before: keep the layout calibrated from live memory. */
+			pd.layout = p->layout;
+		} else {
+			p->layout = pd.layout;
+			/* tarantool_L: lj_detect__process calibrated it already */
+			p->live_done = pd.det.live_calibrated;
+			p->live_tries = 0;
+			p->live_next_ns = 0;
+		}
 		p->vm_lo = pd.vm_lo;
 		p->vm_hi = pd.vm_hi;
 		memcpy(old, p->build, sizeof(old));
 		p->nvm = pd.nvm;
 		describe(&pd, p->build, sizeof(p->build));
 		was_lj = was_lj || !strcmp(old, p->build);
-		p->cfg_gen = ++rc->cfg_gen;
-		proctab__cfg(p, rc->o.lstack_bytes, &cfg);
-		err = bpfload__set_cfg(&rc->bl, p->pid, &cfg);
-		if (err && !rc->o.quiet)
-			fprintf(stderr, "ljsnap: pid %u: cannot publish the LuaJIT layout: %s\n",
-				p->pid, strerror(-err));
+		publish(rc, p);
 		if (!was_lj && !rc->o.quiet)
 			fprintf(stderr, "ljsnap: pid %u (%s): %s\n", p->pid, p->comm, p->build);
 	} else if (pd.found && !rc->o.quiet) {
@@ -235,4 +266,72 @@ void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	err = snapfile_writer__process(rc->w, &sp);
 	if (err && !rc->werr)
 		rc->werr = err;
+}
+
+/* A candidate DISPATCH value in s: r14 where the interpreter (or, in GC64,
+ * a trace) keeps it; 0 if the sample cannot tell. */
+static uint64_t sample_dispatch(const struct proc *p, const struct ljs_sample *s)
+{
+	uint64_t r14 = s->regs.r14;
+
+	if (!(s->flags & LJS_SAMPLE_F_REGS_VALID) || !r14 || (r14 & 7))
+		return 0;
+	if (s->regs.ip >= p->vm_lo && s->regs.ip < p->vm_hi)
+		return r14;
+	if ((p->layout.flags & LJ_LAYOUT_F_GC64) && !(s->flags & LJS_SAMPLE_F_KERNEL_MODE))
+		return r14;	/* GC64 traces keep DISPATCH in r14 too; validated below */
+	return 0;
+}
+
+/* Live calibration from a sample; see record.h. */
+void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sample *s)
+{
+	char exe[4096] = "", cmdline[4096];
+	struct lj_proc_detect pd;
+	struct livemem lm;
+	struct memsrc ms;
+	uint64_t g, dispatch = 0, start_ns = 0;
+	int err;
+
+	if (!p || !p->has_luajit || p->live_done || p->live_tries >= INSPECT_LIVE_TRIES ||
+	    s->time_ns < p->live_next_ns)
+		return;
+	g = s->g;
+	if (!g && !(dispatch = sample_dispatch(p, s)))
+		return;
+	p->live_tries++;
+	p->live_next_ns = s->time_ns + INSPECT_LIVE_GAP_NS;
+	memset(&pd, 0, sizeof(pd));
+	if (!rc->pt.detect_cache)
+		rc->pt.detect_cache = lj_detect_cache__new();
+	err = lj_detect__process(p->pid, rc->pt.detect_cache, &pd);
+	if (err || !pd.found || !pd.det.layout_ok || pd.vm_lo != p->vm_lo || pd.vm_hi != p->vm_hi)
+		goto out;	/* gone, or the mappings changed: the next inspection handles it */
+	if (!pd.det.live_calibrated) {
+		livemem__init(&ms, &lm, p->pid, NULL);
+		err = g ? lj_detect__calibrate_live(&pd.det, &ms, g, pd.vm_lo, pd.vm_hi)
+			: lj_detect__calibrate_dispatch(&pd.det, &ms, dispatch, pd.vm_lo, pd.vm_hi, &g);
+		if (err) {
+			if (p->live_tries >= INSPECT_LIVE_TRIES && !rc->o.quiet)
+				fprintf(stderr, "ljsnap: pid %u (%s): the layout could not be checked "
+					"against live memory; %s (run 'ljsnap doctor %u')\n", p->pid,
+					p->comm, s->g ? "keeping the detected one" :
+					"Lua frames will be missing", p->pid);
+			goto out;
+		}
+		pd.layout = pd.det.layout;
+	}
+	p->live_done = 1;
+	if (!memcmp(&pd.layout, &p->layout, sizeof(p->layout)))
+		goto out;	/* the detected layout was right */
+	p->layout = pd.layout;
+	publish(rc, p);
+	if (!rc->o.quiet)
+		fprintf(stderr, "ljsnap: pid %u (%s): layout recalibrated from live memory "
+			"(g %#llx%s): a build no built-in table describes\n", p->pid, p->comm,
+			(unsigned long long)g, s->g ? "" : ", found from DISPATCH");
+	read_identity(p, exe, sizeof(exe), cmdline, sizeof(cmdline), &start_ns);
+	write_process(rc, p, &pd, exe, cmdline, start_ns);
+out:
+	lj_proc_detect__exit(&pd);
 }

@@ -122,6 +122,51 @@ static int ljd__gettop_gc64(struct elf_file *ef, struct lj_detect *d)
 	return -1;
 }
 
+/* -- Number mode from lua_pushinteger ------------------------------------ */
+
+#define LJD_PUSHINT_MAX	160	/* bytes of lua_pushinteger searched */
+
+/*
+ * lua_pushinteger is setint64V(L->top, n).  Single-number builds store a
+ * double (cvtsi2sd, no tag); dual-number builds (LUAJIT_NUMMODE=2) store an
+ * int32 with the LJ_TISNUM tag written as the slot's high word:
+ * movl $0xfff90000, 4(%rax) in GC64 (~13 << 47), $0xfffeffff non-GC64.
+ * Returns 1 dual-number, 0 single-number, -1 unknown.
+ */
+static int ljd__dualnum(struct elf_file *ef, struct lj_detect *d)
+{
+	static const uint8_t tag64[] = { 0x00, 0x00, 0xf9, 0xff }, tag32[] = { 0xff, 0xff, 0xfe, 0xff };
+	static const uint8_t cvt[] = { 0xf2, 0x48, 0x0f, 0x2a };	/* cvtsi2sd %r64, %xmm */
+	const uint8_t *tag = d->gc64 ? tag64 : tag32;
+	uint8_t b[LJD_PUSHINT_MAX];
+	struct elf_symbol s;
+	size_t n, i;
+	int have_cvt = 0;
+
+	if (d->gc64 < 0 || elf_file__sym_lookup(ef, "lua_pushinteger", &s) != 0 || s.type != STT_FUNC)
+		return -1;
+	n = s.size && s.size < sizeof(b) ? (size_t)s.size : sizeof(b);
+	while (n >= 16 && elf_file__read(ef, s.value, b, n) != 0)
+		n /= 2;		/* the function may end the section */
+	if (n < 16)
+		return -1;
+	for (i = 0; i + 4 <= n; i++) {
+		if (memcmp(b + i, tag, 4) == 0) {
+			ljd__note(d, "dual-number (LUAJIT_NUMMODE=2): lua_pushinteger at %#lx stores the "
+				  "LJ_TISNUM tag %#x", (unsigned long)s.value, d->gc64 ? 0xfff90000u : 0xfffeffffu);
+			return 1;
+		}
+		if (memcmp(b + i, cvt, 4) == 0)
+			have_cvt = 1;
+	}
+	if (have_cvt) {
+		ljd__note(d, "single-number: lua_pushinteger at %#lx converts to a double and stores "
+			  "no integer tag", (unsigned long)s.value);
+		return 0;
+	}
+	return -1;
+}
+
 /* -- VM range ------------------------------------------------------------ */
 
 struct ljd_vmsym_ctx {
@@ -416,6 +461,7 @@ int lj_detect__elf(const char *path, struct lj_detect *out)
 
 	memset(out, 0, sizeof(*out));
 	out->gc64 = -1;
+	out->dualnum = -1;
 	err = elf_file__open(path, &ef);
 	if (err)
 		goto out;
@@ -450,8 +496,25 @@ int lj_detect__elf(const char *path, struct lj_detect *out)
 	}
 	if (out->vm_src == LJ_DETECT_VM_NONE)
 		ljd__warn(out, "LuaJIT API present but no interpreter found (no VM FDE or symbols)");
+	out->dualnum = ljd__dualnum(ef, out);
+	if (out->code.have & LJ_DETECT_C_KSHORT) {
+		int vm = out->code.kshort_dual;
+
+		if (out->dualnum >= 0 && out->dualnum != vm)
+			ljd__warn(out, "lua_pushinteger says %s-number but BC_KSHORT says %s-number "
+				  "(using the interpreter)", out->dualnum ? "dual" : "single",
+				  vm ? "dual" : "single");
+		else
+			ljd__note(out, "%s-number from BC_KSHORT at %#lx", vm ? "dual" : "single",
+				  (unsigned long)out->code.kshort_at);
+		out->dualnum = vm;
+	} else if (out->dualnum < 0) {
+		ljd__warn(out, "number mode unknown: neither lua_pushinteger nor BC_KSHORT recognized");
+	}
 	ljd__family(out);
 	ljd__layout(out);
+	if (out->layout_ok && out->dualnum == 1)
+		out->layout.flags |= LJ_LAYOUT_F_DUALNUM;
 out:
 	elf_file__delete(ef);
 	return err;

@@ -42,6 +42,7 @@
 #define LJ_DETECT_C_L_BASE	0x0020	/* ... L->base */
 #define LJ_DETECT_C_L_TOP	0x0040	/* ... L->top */
 #define LJ_DETECT_C_L_MAXSTACK	0x0080	/* ... L->maxstack */
+#define LJ_DETECT_C_KSHORT	0x0100	/* BC_KSHORT: number mode (kshort_dual) */
 
 struct lj_detect_code {
 	uint32_t have;			/* LJ_DETECT_C_* */
@@ -59,6 +60,9 @@ struct lj_detect_code {
 	int32_t tmpbuf_L_disp;		/* DISPATCH-relative g->tmpbuf.L */
 	uint32_t t_mcode;		/* offsetof(GCtrace, mcode) */
 	uint32_t fn_f, cf_l, l_base, l_top, l_maxstack;
+	uint64_t kshort_at;		/* link-time address of BC_KSHORT's store */
+	unsigned kshort_hits;		/* BC_KSHORT shapes matched (1 expected) */
+	int kshort_dual;		/* 1: stores an int32 with the LJ_TISNUM tag */
 };
 
 /* Where the VM range came from. */
@@ -71,6 +75,7 @@ enum lj_detect_vm_src {
 struct lj_detect {
 	int is_luajit;			/* 1: the file contains a LuaJIT */
 	int gc64;			/* 1, 0, or -1 unknown */
+	int dualnum;			/* LUAJIT_NUMMODE=2 (lua_pushinteger's code): 1, 0, -1 */
 	enum lj_family family;
 	uint32_t markers;		/* LJ_DETECT_M_* */
 	uint16_t elf_type, machine;
@@ -134,6 +139,14 @@ int lj_detect__probe_gg_ofs_g(const struct lj_layout *lay, const struct memsrc *
  * Returns 0 or -EINVAL. */
 int lj_detect__calibrate_live(struct lj_detect *d, const struct memsrc *ms, uint64_t g,
 			      uint64_t vm_lo, uint64_t vm_hi);
+
+/* The same from a DISPATCH value (r14 of a sample whose IP is inside the
+ * interpreter): search the 16 KiB below it for the main lua_State + g pair
+ * (L->glref == g, gct 6), closest first, and run lj_detect__calibrate_live
+ * on up to 4 candidates.  For builds whose table-derived disp2g is wrong,
+ * where no sample carries a g.  Returns 0 (*g_out set) or -EINVAL. */
+int lj_detect__calibrate_dispatch(struct lj_detect *d, const struct memsrc *ms, uint64_t dispatch,
+				  uint64_t vm_lo, uint64_t vm_hi, uint64_t *g_out);
 
 /* -- Processes ----------------------------------------------------------- */
 

@@ -20,6 +20,10 @@
  *   48 8b 04 c1 / 8b 04 81         mov (%rcx,%rax,8|4), %rax
  *   48 8b 40 <mcode>               mov mcode(%rax), %rax
  *   ... 49|41 89 96 <jit_base>, 49|41 89 ae <tmpbuf.L>, 48 83 ec 10 (sub $16, %rsp)
+ * BC_KSHORT (number mode), after movswl %ax,%eax (0f bf c0):
+ *   f2 0f 2a c0 f2 0f 11 04 ca          cvtsi2sd; movsd to [BASE+RA*8]: single-number
+ *   49 bb <0xfff9000000000000> 4c 09 d8 48 89 04 ca   GC64 dual-number (LUAJIT_NUMMODE=2)
+ *   c7 44 ca 04 ff ff fe ff 89 04 ca    non-GC64 dual-number: tag word, then int32
  * Pure: bytes in, struct out.
  */
 #include <string.h>
@@ -229,6 +233,39 @@ static void ljd__scan_jloop(const uint8_t *c, size_t len, uint64_t vaddr, int gc
 	}
 }
 
+/* BC_KSHORT: does the interpreter store small integers as doubles or as
+ * tagged int32 (dual-number)?  Every shape that matches counts. */
+static void ljd__scan_kshort(const uint8_t *c, size_t len, uint64_t vaddr, struct lj_detect_code *o)
+{
+	static const uint8_t single[] = { 0xf2, 0x0f, 0x2a, 0xc0, 0xf2, 0x0f, 0x11, 0x04, 0xca };
+	static const uint8_t dual64[] = { 0x49, 0xbb, 0, 0, 0, 0, 0, 0, 0xf9, 0xff,
+					  0x4c, 0x09, 0xd8, 0x48, 0x89, 0x04, 0xca };
+	static const uint8_t dual32[] = { 0xc7, 0x44, 0xca, 0x04, 0xff, 0xff, 0xfe, 0xff,
+					  0x89, 0x04, 0xca };
+	static const struct { const uint8_t *p; size_t n; int dual; } shapes[] = {
+		{ single, sizeof(single), 0 },
+		{ dual64, sizeof(dual64), 1 },
+		{ dual32, sizeof(dual32), 1 },
+	};
+	size_t i, k;
+
+	for (i = 0; i + 3 <= len; i++) {
+		if (c[i] != 0x0f || c[i + 1] != 0xbf || c[i + 2] != 0xc0)
+			continue;
+		for (k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			if (i + 3 + shapes[k].n > len || memcmp(c + i + 3, shapes[k].p, shapes[k].n) != 0)
+				continue;
+			if (!o->kshort_hits++) {
+				o->kshort_at = vaddr + i;
+				o->kshort_dual = shapes[k].dual;
+				o->have |= LJ_DETECT_C_KSHORT;
+			} else if (o->kshort_dual != shapes[k].dual) {
+				o->have &= ~(uint32_t)LJ_DETECT_C_KSHORT;	/* contradictory */
+			}
+		}
+	}
+}
+
 /* Scan interpreter code for every calibration pattern. */
 void lj_detect__scan_code(const uint8_t *code, size_t len, uint64_t vaddr, int gc64,
 			  struct lj_detect_code *out)
@@ -239,4 +276,5 @@ void lj_detect__scan_code(const uint8_t *code, size_t len, uint64_t vaddr, int g
 		return;
 	ljd__scan_funcc(code, len, vaddr, gc64, out);
 	ljd__scan_jloop(code, len, vaddr, gc64 >= 0 ? gc64 : out->gc64, out);
+	ljd__scan_kshort(code, len, vaddr, out);
 }

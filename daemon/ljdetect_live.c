@@ -271,3 +271,79 @@ out:
 	free(w);
 	return err;
 }
+
+/* -- g from a DISPATCH value --------------------------------------------- */
+
+#define LJD_G_CANDIDATES	4	/* g candidates tried per DISPATCH value */
+
+/* Read the pages below addr into the end of w (up to n bytes, page by page,
+ * stopping at the first unreadable one); returns the bytes read. */
+static size_t ljd__read_below(const struct memsrc *ms, uint64_t addr, uint8_t *w, size_t n)
+{
+	uint64_t lo = addr;
+
+	while (addr - lo < n && lo > 4096) {
+		uint64_t p = (lo - 1) & ~(uint64_t)4095;
+
+		if (addr - p > n)
+			p = addr - n;
+		if (memsrc__read(ms, p, w + n - (addr - p), lo - p) != 0)
+			break;
+		lo = p;
+	}
+	return (size_t)(addr - lo);
+}
+
+/* Find g below a DISPATCH value and calibrate d from it. */
+int lj_detect__calibrate_dispatch(struct lj_detect *d, const struct memsrc *ms, uint64_t dispatch,
+				  uint64_t vm_lo, uint64_t vm_hi, uint64_t *g_out)
+{
+	static const uint32_t ggc[] = { 64, 80, 96, 112 };
+	const struct lj_layout *lay = &d->layout;
+	uint8_t *w = NULL;
+	size_t n, off, i;
+	unsigned tried = 0;
+	int err = -EINVAL;
+
+	if (!d->layout_ok || !dispatch || (dispatch & 7) || !lay->ref_size)
+		return -EINVAL;
+	w = malloc(LJD_G_SCAN);
+	if (!w)
+		return -ENOMEM;
+	/* The bytes at dispatch - k are at w[LJD_G_SCAN - k], for k <= n. */
+	n = ljd__read_below(ms, dispatch, w, LJD_G_SCAN);
+	/* GG_State: L, g, J, hotcount, dispatch: g is thousands of bytes below
+	 * DISPATCH, the closest candidates are tried first. */
+	for (off = 256; off + 112 <= n && tried < LJD_G_CANDIDATES; off += 8) {
+		uint64_t g = dispatch - off;
+
+		for (i = 0; i < sizeof(ggc) / sizeof(ggc[0]); i++) {
+			size_t lo = LJD_G_SCAN - off - ggc[i];	/* window offset of L */
+			uint64_t glref;
+			uint8_t gct;
+
+			if (off + ggc[i] > n || lay->l_glref + lay->ref_size > ggc[i])
+				continue;
+			glref = lay->ref_size == 8 ? ljd__w64(w, lo + lay->l_glref) :
+						     ljd__w32(w, lo + lay->l_glref);
+			gct = w[lo + lay->ref_size + 1];
+			if (glref != g || gct != 6)
+				continue;
+			tried++;
+			if (lj_detect__calibrate_live(d, ms, g, vm_lo, vm_hi) == 0) {
+				lj_detect__note(d, 0, "live: g %#lx found %zu bytes below DISPATCH %#lx",
+						(unsigned long)g, off, (unsigned long)dispatch);
+				if (g_out)
+					*g_out = g;
+				err = 0;
+				goto out;
+			}
+			break;
+		}
+	}
+	lj_detect__note(d, 1, "live: no global_State found below DISPATCH %#lx (%u candidates)",
+			(unsigned long)dispatch, tried);
+out:
+	free(w);
+	return err;
+}

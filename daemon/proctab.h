@@ -30,6 +30,10 @@ struct proc {
 	uint64_t inspected_ns;		/* monotonic time of the last inspection */
 	uint64_t maps_sig;		/* signature of the executable mappings seen */
 	int reported;			/* a PROCESS record was written */
+	/* live calibration (inspect__sample): done, attempts, next attempt time */
+	int live_done;
+	uint32_t live_tries;
+	uint64_t live_next_ns;
 };
 
 struct proctab {

@@ -14,6 +14,7 @@
 #include "unwind/ljwalk.h"
 
 struct harvest;
+struct ljs_sample;
 
 struct record_opts {
 	uint32_t *pids;		/* -p */
@@ -55,6 +56,14 @@ struct recorder {
  * configuration and write its PROCESS record.  Never fails the recording:
  * problems are noted in the process record and on stderr. */
 void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns);
+
+/* Called for every sample of a LuaJIT process: the first time a sample
+ * gives a g (or, when none does, a DISPATCH register in the interpreter or
+ * a GC64 trace), calibrate the layout from live memory
+ * (lj_detect__calibrate_live) and, if it differs from the detected one,
+ * republish the BPF configuration and the PROCESS record.  A few bounded
+ * attempts per process; cheap once done. */
+void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sample *s);
 
 /* Write an exit note for a process. */
 void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns);

@@ -33,7 +33,7 @@ struct thr {
 /* -- Result -------------------------------------------------------------- */
 
 /* Append a zeroed frame; NULL when out of memory. */
-static struct ljw_frame *frame__push(struct ljw *w)
+struct ljw_frame *ljw__frame_push(struct ljw *w)
 {
 	struct ljw_frame *f;
 
@@ -60,7 +60,7 @@ static struct ljw_frame *frame__push(struct ljw *w)
 static void frame__unknown(struct ljw *w, struct ljw_stack *out, enum ljw_reason r,
 			   uint64_t L, uint64_t fr)
 {
-	struct ljw_frame *f = frame__push(w);
+	struct ljw_frame *f = ljw__frame_push(w);
 
 	if ((unsigned)r < LJW_R__MAX)
 		out->unknown[r]++;
@@ -76,7 +76,7 @@ static void frame__unknown(struct ljw *w, struct ljw_stack *out, enum ljw_reason
 /* Emit a pseudo frame for a VM state. */
 static void frame__pseudo(struct ljw *w, const char *what, uint64_t L)
 {
-	struct ljw_frame *f = frame__push(w);
+	struct ljw_frame *f = ljw__frame_push(w);
 
 	if (f) {
 		f->kind = LJW_FRAME_PSEUDO;
@@ -268,7 +268,7 @@ static void cf__pop(struct ljw *w, struct thr *t)
 /* Walk one thread's frames from base down.  Returns 1 at the bottom, 0 when
  * the walk stopped at an [unknown] frame (already emitted). */
 static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t base,
-		     uint64_t top_pc, uint32_t top_flags, int traceno)
+		     uint64_t top_pc, uint64_t top_fn, uint32_t top_flags, int traceno)
 {
 	enum { NF_TOP, NF_LUA, NF_CONT, NF_OTHER } nft = NF_TOP;
 	uint64_t f = base - 8, nf = 0, pc, cv;
@@ -303,6 +303,9 @@ static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64
 			out->truncated = 1;
 			return 0;
 		}
+		/* A trace that tail-called replaced its base frame's function. */
+		if (nft == NF_TOP && top_fn)
+			fr.fn = top_fn;
 		/* This frame's PC is held by the frame above it. */
 		switch (nft) {
 		case NF_TOP: pc = top_pc; break;
@@ -312,7 +315,7 @@ static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64
 		}
 		dummy = fr.fn == t->L;
 		if (!dummy && !skip) {
-			o = frame__push(w);
+			o = ljw__frame_push(w);
 			if (!o)
 				return 0;
 			o->L = t->L;
@@ -432,31 +435,6 @@ static enum ljw_reason g__read(struct ljw *w, int32_t *vmstate, uint64_t *L, uin
 	return LJW_R_NONE;
 }
 
-/* The running trace: its number check, start proto and start PC. */
-static int trace__read(struct ljw *w, int32_t traceno, uint64_t *startpt, uint64_t *startpc)
-{
-	const struct lj_layout *lay = w->d.lay;
-	const struct ljs_sample *s = w->s;
-	uint64_t T = 0, arr;
-	uint32_t i;
-	uint16_t no;
-	uint8_t gct;
-
-	for (i = 0; i < s->nsec && i < LJS_SAMPLE_MAX_SECS; i++)
-		if (s->sec[i].kind == LJS_SEC_TRACE && s->sec[i].addr)
-			T = s->sec[i].addr;
-	if (!T && lay->g2j && ljd__ptr(&w->d, w->g + (uint64_t)(int64_t)lay->g2j + lay->j_trace,
-				       &arr) == 0 && arr)
-		if (ljd__ref(&w->d, arr + (uint64_t)w->d.ref * (uint32_t)traceno, &T))
-			T = 0;
-	if (!T || ljd__gct(&w->d, T, &gct) || gct != LJD_GCT_TRACE ||
-	    memsrc__u16(w->d.ms, T + lay->t_traceno, &no) || no != (uint32_t)traceno ||
-	    ljd__ref(&w->d, T + lay->t_startpt, startpt) ||
-	    ljd__ref(&w->d, T + lay->t_startpc, startpc))
-		return -EFAULT;
-	return 0;
-}
-
 /* Choose the top BASE/PC for the running thread per vmstate and RIP. */
 static int top__choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t Lbase,
 		       enum vmclass vc, uint64_t jit_base, uint64_t *base, uint64_t *pc)
@@ -535,8 +513,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 {
 	struct thr t;
 	enum ljw_reason err;
-	uint64_t Lbase, base, pc, seen[LJS_SAMPLE_MAX_SECS + 1];
-	uint64_t startpt = 0, startpc = 0;
+	uint64_t Lbase, base, pc, top_fn = 0, seen[LJS_SAMPLE_MAX_SECS + 1];
 	uint32_t depth, top_flags = 0, nseen = 0, i;
 	int traceno = -1;
 
@@ -554,8 +531,16 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		vc = VC_EXIT;
 	switch (vc) {
 	case VC_GC: frame__pseudo(w, "[GC]", L); break;
-	case VC_EXIT: frame__pseudo(w, "[trace exit]", L); break;
-	case VC_COMPILER: frame__pseudo(w, "[JIT compiler]", L); break;
+	case VC_EXIT:
+		frame__pseudo(w, "[trace exit]", L);
+		if (w->nframes)
+			ljw__trace_pseudo(w, out, &w->frames[w->nframes - 1], 1, vmstate);
+		break;
+	case VC_COMPILER:
+		frame__pseudo(w, "[JIT compiler]", L);
+		if (w->nframes)
+			ljw__trace_pseudo(w, out, &w->frames[w->nframes - 1], 0, vmstate);
+		break;
 	case VC_UNKNOWN: frame__unknown(w, out, LJW_R_BAD_VMSTATE, L, 0); break;
 	default: break;
 	}
@@ -571,28 +556,16 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		return;
 	}
 	if (vc == VC_TRACE) {
-		traceno = vmstate;
+		ljw__trace_top(w, out, L, base, &pc, &top_fn);
+		traceno = out->traceno;
 		top_flags = LJW_F_TRACE;
-		if (trace__read(w, vmstate, &startpt, &startpc) == 0 &&
-		    base__pos(w, base, startpc + 4) >= 0) {
-			struct ljd_frame fr;
-			uint64_t fpc;
-
-			/* Only when the jit_base frame runs the trace's start proto. */
-			if (ljd__frame(&w->d, base - 8, &fr) == 0 &&
-			    ljd__ref(&w->d, fr.fn + w->d.lay->fn_pc, &fpc) == 0 &&
-			    fpc - w->d.lay->pt_size == startpt) {
-				pc = startpc + 4;
-				out->pc_src = LJW_SRC_TRACE_START;
-			}
-		}
 	}
 	out->base = base;
 	out->pc = pc;
 	for (depth = 0;; depth++) {
 		out->nthreads++;
 		seen[nseen++] = t.L;
-		if (!thr__walk(w, out, &t, base, pc, top_flags, traceno)) {
+		if (!thr__walk(w, out, &t, base, pc, top_fn, top_flags, traceno)) {
 			out->end = LJW_END_ERROR;
 			return;
 		}
@@ -624,6 +597,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		    (pc == t.L || base__pos(w, base, pc) < 0))
 			pc = 0;
 		top_flags = 0;
+		top_fn = 0;
 		traceno = -1;
 	}
 }
@@ -650,6 +624,8 @@ void ljw__delete(struct ljw *w)
 	free(w->frames);
 	free(w->protos);
 	free(w->hash);
+	ljt__exit(&w->tr);
+	free(w->snap);
 	free(w);
 }
 
@@ -662,22 +638,30 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	enum vmclass vc;
 	int32_t vmstate = 0;
 	uint64_t L = 0, jb = 0;
-	int ret = 0;
+	int ret = 0, in_vm;
 
 	if (!w || !lay || !s || !ms || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->traceno = -1;
+	out->trace.traceno = out->trace.root = out->trace.parent = out->trace.exitno = -1;
+	out->trace.snapno = out->trace.startline = -1;
+	memset(&w->ts, 0, sizeof(w->ts));
+	w->ts.traceno = -1;
 	w->nframes = 0;
 	w->nomem = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
 	w->s = s;
 	w->o = o ? o : &defopts;
+	/* Trace memory: the chain without the sample's own windows. */
+	w->ms_mem = w->o->ms_mem ? w->o->ms_mem : ms->ctx == (const void *)s && ms->next ?
+		    ms->next : ms;
 	if (ljd__init(&w->d, lay, ms)) {
 		ret = -EINVAL;
 		goto out;
 	}
+	in_vm = w->o->vm_lo && s->regs.ip >= w->o->vm_lo && s->regs.ip < w->o->vm_hi;
 	w->g = s->g;
 	if (!w->g && lay->disp2g && w->o->vm_lo && s->regs.ip >= w->o->vm_lo &&
 	    s->regs.ip < w->o->vm_hi)
@@ -699,8 +683,16 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	out->vmstate = vmstate;
 	out->vmstate_name = vmclass__name(vc);
 	out->L = L;
-	if (vc == VC_TRACE)
-		out->traceno = vmstate;
+	/* On a trace (or entering one: RIP in its code, vmstate not yet set). */
+	if ((vc == VC_TRACE && jb) || (vc == VC_INTERP && jb && !in_vm && w->o->vm_lo)) {
+		int n = ljw__trace_which(w, out, vmstate, jb, in_vm);
+
+		if (n >= 0)
+			vc = VC_TRACE;
+		else
+			n = vc == VC_TRACE ? vmstate : -1;
+		out->traceno = out->trace.traceno = n;
+	}
 	walk__threads(w, out, L, vc, vmstate, jb);
 out:
 	if (w->nomem) {

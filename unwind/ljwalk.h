@@ -30,7 +30,8 @@ enum ljw_kind {
 #define LJW_F_TAILCALL		0x002	/* continuation with LJ_CONT_TAILCALL */
 #define LJW_F_COROUTINE_BOUNDARY 0x004	/* first frame of a resumer thread */
 #define LJW_F_TRACE		0x008	/* frame the running trace is positioned in */
-#define LJW_F_INLINED		0x010	/* reserved: frame inlined into a trace */
+#define LJW_F_INLINED		0x010	/* frame inlined into the running trace (not on the
+					 * Lua stack: from the trace's snapshot) */
 #define LJW_F_MAIN		0x020	/* a main chunk (LuaJIT what == "main") */
 #define LJW_F_NOPC		0x040	/* Lua frame without a usable PC: line is -1 */
 #define LJW_F_PCALL		0x080	/* called by pcall/xpcall (FRAME_PCALL link) */
@@ -84,7 +85,58 @@ enum ljw_src {
 	LJW_SRC_JIT_BASE,	/* g->jit_base (on trace) */
 	LJW_SRC_SAVE_PC,	/* SAVE_PC of L->cframe */
 	LJW_SRC_TRACE_START,	/* GCtrace startpc */
+	LJW_SRC_SNAPSHOT,	/* the trace snapshot covering the sampled machine code */
 	LJW__SRC_MAX
+};
+
+/* How the position inside a trace was found (ljw_stack.trace.src).  Every
+ * value but NONE and SNAP* is a fallback to the trace's start function. */
+enum ljw_tsrc {
+	LJW_TS_NONE = 0,	/* not attributed to a trace */
+	LJW_TS_SNAP,		/* snapshot covering the sampled RIP (exact) */
+	LJW_TS_SNAP_CALL,	/* snapshot covering the call the trace made (RIP in C code
+				 * called from the trace: FFI, IR helpers) */
+	LJW_TS_START,		/* start function: RIP outside the trace (exit stub, VM
+				 * helper) and no return address into it */
+	LJW_TS_NOSNAP,		/* start function: the build has no SnapShot.mcofs */
+	LJW_TS_STALE,		/* start function: the sample's GCtrace header differs from
+				 * the trace in memory (flushed, number or memory reused) */
+	LJW_TS_BADSNAP,		/* start function: snapshot data unreadable or inconsistent */
+	LJW_TS_NOHDR,		/* no usable GCtrace header: jit_base frame without a PC */
+	LJW_TS_EXIT,		/* EXIT state: the exiting trace (J->parent) */
+	LJW__TS_MAX
+};
+
+/* How the trace was found (ljw_stack.trace.found). */
+enum ljw_tfound {
+	LJW_TF_NONE = 0,
+	LJW_TF_VMSTATE,		/* g->vmstate holds its number */
+	LJW_TF_LINK,		/* RIP in the trace vmstate's trace links to (head not yet run) */
+	LJW_TF_JLOOP,		/* vmstate INTERP, RIP in the trace the JLOOP/JFORL/... at the
+				 * PC register enters (before the trace stores its number) */
+	LJW_TF_SCAN,		/* RIP found by scanning J->trace[] (ljw_opts.trace_scan) */
+	LJW_TF_PARENT,		/* EXIT state: J->parent */
+	LJW__TF_MAX
+};
+
+/* The trace a sample is attributed to.  TRACE_<traceno>::chunk:startline
+ * names it the way LuaJIT's -jv/-jdump and perf maps do. */
+struct ljw_trace {
+	int traceno;		/* -1 when the sample is not attributed to a trace */
+	int root;		/* its root trace (== traceno for a root trace), -1 unknown */
+	int parent, exitno;	/* EXIT state: J->parent / J->exitno, else -1 */
+	int snapno;		/* snapshot used (src SNAP*), else -1 */
+	enum ljw_tsrc src;
+	enum ljw_tfound found;
+	uint64_t T, mcode;	/* GCtrace and its machine code */
+	uint32_t szmcode;
+	uint64_t mcofs;		/* machine-code offset looked up (src SNAP*) */
+	uint32_t ninlined;	/* LJW_F_INLINED frames emitted */
+	uint64_t startpt;	/* GCproto where recording started (0 unknown) */
+	const char *chunkname;	/* its raw chunkname, or NULL */
+	const char *chunk;	/* without the leading '@' / '=' */
+	int linedefined;	/* its firstline */
+	int startline;		/* line of startpc, -1 unknown */
 };
 
 struct ljw_frame {
@@ -100,7 +152,8 @@ struct ljw_frame {
 	int ffid;		/* 0 Lua, 1 C, >= 2 builtin */
 	int line;		/* current line, -1 unknown, 0 no line info */
 	int linedefined;	/* GCproto.firstline (0 main chunk, -1 builtin bytecode) */
-	int traceno;		/* trace number when LJW_F_TRACE */
+	int traceno;		/* trace number (LJW_F_TRACE, LJW_F_INLINED, and the
+				 * [trace exit] / [JIT compiler] pseudo frames when known) */
 	const char *name;	/* name as LuaJIT infers it from the caller, or NULL */
 	const char *what;	/* "global", "local", "method", "field", "upvalue",
 				 * "metamethod", or NULL (LuaJIT's namewhat) */
@@ -125,7 +178,8 @@ struct ljw_stack {
 	uint64_t base, pc;		/* top frame BASE and PC chosen */
 	enum ljw_src base_src, pc_src;
 	uint32_t nthreads;		/* threads walked (1 + resumers) */
-	int traceno;			/* vmstate >= 0: the running trace, else -1 */
+	int traceno;			/* == trace.traceno */
+	struct ljw_trace trace;		/* trace attribution */
 };
 
 struct ljw_opts {
@@ -133,6 +187,20 @@ struct ljw_opts {
 	const struct ljs_regs *vm_regs;	/* registers unwound to the innermost VM
 					 * frame (native unwinder), or NULL */
 	uint32_t max_frames;		/* 0 = bounded by the data only */
+	/* Trace snapshots and IR are read through ms_mem: the same chain without
+	 * the sample's own windows, so that the sample's GCtrace header can be
+	 * checked against the trace in memory (a flushed trace whose number or
+	 * memory was reused).  NULL: if ms is a memsrc__init_sample source of
+	 * this sample, its next; else ms (no check possible). */
+	const struct memsrc *ms_mem;
+	/* An address inside trace machine code the sample returns to (found by
+	 * the native unwinder: RIP in C code called from a trace), or 0.  The
+	 * walker also reads the trace's call slot below L->cframe itself. */
+	uint64_t trace_ip;
+	/* Scan up to this many J->trace[] entries for the trace containing RIP
+	 * when vmstate does not name it (arm64-style builds, RIP known to be in
+	 * an anonymous executable mapping); 0 = never scan. */
+	uint32_t trace_scan;
 };
 
 struct ljw;
@@ -151,6 +219,8 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 const char *ljw_reason__name(enum ljw_reason r);
 const char *ljw_end__name(enum ljw_end e);
 const char *ljw_src__name(enum ljw_src s);
+const char *ljw_tsrc__name(enum ljw_tsrc s);
+const char *ljw_tfound__name(enum ljw_tfound f);
 
 /* Builtin name for an ffid of a build family ("string.gsub"), or NULL. */
 const char *ljw_ffname(enum lj_family family, int ffid);

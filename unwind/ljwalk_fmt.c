@@ -173,9 +173,47 @@ const char *ljw_src__name(enum ljw_src s)
 		[LJW_SRC_JIT_BASE] = "jit_base",
 		[LJW_SRC_SAVE_PC] = "save_pc",
 		[LJW_SRC_TRACE_START] = "trace_start",
+		[LJW_SRC_SNAPSHOT] = "snapshot",
 	};
 
 	if ((unsigned)s >= LJW__SRC_MAX || !names[s])
 		return "?";
 	return names[s];
+}
+
+/* Name of a trace attribution source. */
+const char *ljw_tsrc__name(enum ljw_tsrc s)
+{
+	static const char *const names[LJW__TS_MAX] = {
+		[LJW_TS_NONE] = "none",
+		[LJW_TS_SNAP] = "snap",
+		[LJW_TS_SNAP_CALL] = "snap_call",
+		[LJW_TS_START] = "start",
+		[LJW_TS_NOSNAP] = "nosnap",
+		[LJW_TS_STALE] = "stale",
+		[LJW_TS_BADSNAP] = "badsnap",
+		[LJW_TS_NOHDR] = "nohdr",
+		[LJW_TS_EXIT] = "exit",
+	};
+
+	if ((unsigned)s >= LJW__TS_MAX || !names[s])
+		return "?";
+	return names[s];
+}
+
+/* Name of how a trace was found. */
+const char *ljw_tfound__name(enum ljw_tfound f)
+{
+	static const char *const names[LJW__TF_MAX] = {
+		[LJW_TF_NONE] = "none",
+		[LJW_TF_VMSTATE] = "vmstate",
+		[LJW_TF_LINK] = "link",
+		[LJW_TF_JLOOP] = "jloop",
+		[LJW_TF_SCAN] = "scan",
+		[LJW_TF_PARENT] = "parent",
+	};
+
+	if ((unsigned)f >= LJW__TF_MAX || !names[f])
+		return "?";
+	return names[f];
 }

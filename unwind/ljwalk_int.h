@@ -8,13 +8,25 @@
 #define LJSNAP_LJWALK_INT_H
 
 #include "unwind/ljdecode.h"
+#include "unwind/ljtrace.h"
 #include "unwind/ljwalk.h"
 
 /* Bytecode opcodes that are the same in every tree. */
 enum {
 	LJW_BC_MOV = 18, LJW_BC_KNIL = 44, LJW_BC_UGET = 45, LJW_BC_GGET = 54,
 	LJW_BC_TGETS = 57, LJW_BC_CALLM = 65, LJW_BC_CALL = 66, LJW_BC_ITERC = 69,
-	LJW_BC_ITERN = 70, LJW_BC_RETM = 73, LJW_BC_RET1 = 76, LJW_BC_JMP = 88,
+	LJW_BC_ITERN = 70, LJW_BC_RETM = 73, LJW_BC_RET1 = 76, LJW_BC_JFORL = 81,
+	LJW_BC_JITERL = 84, LJW_BC_JLOOP = 87, LJW_BC_JMP = 88,
+};
+
+/* The trace the running thread is in, as found before the walk (ljwalk_trace.c). */
+struct ljw_tstate {
+	int traceno;		/* -1: none */
+	int have_hdr;		/* h is usable */
+	int stale;		/* the sample's header disagrees with memory */
+	struct ljt_hdr h;
+	uint64_t ip;		/* address looked up in the trace's machine code, 0 none */
+	int ip_call;		/* ip is a return address (look up ip - 1) */
 };
 
 /* One block of the result arena. */
@@ -54,7 +66,16 @@ struct ljw {
 	const struct ljs_sample *s;
 	const struct ljw_opts *o;
 	uint64_t g, mainL;
+	/* traces: decoder buffers (kept across walks) and this walk's trace */
+	const struct memsrc *ms_mem;	/* trace memory without the sample windows */
+	struct ljt tr;
+	struct ljt_snap *snap;
+	struct ljw_tstate ts;
 };
+
+/* -- Result (ljwalk.c) -- */
+/* Append a zeroed frame; NULL when out of memory. */
+struct ljw_frame *ljw__frame_push(struct ljw *w);
 
 /* -- Arena (ljwalk_proto.c) -- */
 void ljw__arena_reset(struct ljw *w);
@@ -83,10 +104,28 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
  * with *err set when the object is unusable. */
 struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t fn, uint64_t pc,
 				  enum ljw_reason *err);
+/* Same for a Lua function known only by its prototype (fn stays 0). */
+struct ljw_proto *ljw__frame_fill_proto(struct ljw *w, struct ljw_frame *o, uint64_t pt,
+					uint64_t pc, enum ljw_reason *err);
 
 /* -- Names (ljwalk_name.c) -- */
 /* LuaJIT's lj_debug_funcname for a callee called from caller p at pos. */
 const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,
 			  const char **name);
+
+/* -- Traces (ljwalk_trace.c) -- */
+/* Find the trace the sample runs in (vmstate, RIP, the JLOOP race, links,
+ * an optional scan) and check its header against memory; fills w->ts and
+ * out->trace.  Returns the trace number or -1. */
+int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint64_t jit_base,
+		     int in_vm);
+/* For the frame at base (jit_base) of the running trace: emit the frames
+ * inlined into the trace above it and choose its PC (saved-PC style, 0 if
+ * none) and, when the trace tail-called, its function (*fn, else 0). */
+void ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+		    uint64_t *pc, uint64_t *fn);
+/* EXIT / compiler states: the trace numbers J holds (pseudo frame f). */
+void ljw__trace_pseudo(struct ljw *w, struct ljw_stack *out, struct ljw_frame *f, int exit,
+		       int32_t vmstate);
 
 #endif /* LJSNAP_LJWALK_INT_H */

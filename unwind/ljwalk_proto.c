@@ -365,12 +365,47 @@ static int fn__read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uin
 	return 0;
 }
 
+/* Fill a Lua frame from its prototype: chunk, lines, position of pc. */
+struct ljw_proto *ljw__frame_fill_proto(struct ljw *w, struct ljw_frame *o, uint64_t pt,
+					uint64_t pc, enum ljw_reason *err)
+{
+	struct ljw_proto *p;
+
+	*err = LJW_R_NONE;
+	o->kind = LJW_FRAME_LUA;
+	p = ljw__proto(w, pt);
+	if (!p) {
+		*err = LJW_R_NOMEM;
+		return NULL;
+	}
+	if (p->err != LJW_R_NONE) {
+		*err = p->err;
+		return NULL;
+	}
+	o->pt = p->pt;
+	o->linedefined = p->firstline;
+	o->chunkname = p->chunkname;
+	o->chunk = p->chunkname && (p->chunkname[0] == '@' || p->chunkname[0] == '=') ?
+		   p->chunkname + 1 : p->chunkname;
+	if (p->firstline == 0 && p->numline != 0)
+		o->flags |= LJW_F_MAIN;
+	if (p->firstline == -1)
+		o->flags |= LJW_F_BUILTIN_LUA;
+	o->pos = ljw__proto_pos(w, p, pc);
+	if (o->pos >= 0) {
+		o->pc = pc;
+		o->line = ljw__proto_line(w, p, (uint32_t)o->pos);
+	} else {
+		o->flags |= LJW_F_NOPC;
+	}
+	return p;
+}
+
 /* Fill a frame from a function object; returns its prototype for Lua. */
 struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t fn,
 				     uint64_t pc, enum ljw_reason *err)
 {
 	const struct lj_layout *lay = w->d.lay;
-	struct ljw_proto *p;
 	uint64_t fpc, cfn;
 	uint8_t gct, ffid;
 
@@ -397,30 +432,5 @@ struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t f
 		*err = LJW_R_BAD_FUNC;
 		return NULL;
 	}
-	p = ljw__proto(w, fpc - lay->pt_size);
-	if (!p) {
-		*err = LJW_R_NOMEM;
-		return NULL;
-	}
-	if (p->err != LJW_R_NONE) {
-		*err = p->err;
-		return NULL;
-	}
-	o->pt = p->pt;
-	o->linedefined = p->firstline;
-	o->chunkname = p->chunkname;
-	o->chunk = p->chunkname && (p->chunkname[0] == '@' || p->chunkname[0] == '=') ?
-		   p->chunkname + 1 : p->chunkname;
-	if (p->firstline == 0 && p->numline != 0)
-		o->flags |= LJW_F_MAIN;
-	if (p->firstline == -1)
-		o->flags |= LJW_F_BUILTIN_LUA;
-	o->pos = ljw__proto_pos(w, p, pc);
-	if (o->pos >= 0) {
-		o->pc = pc;
-		o->line = ljw__proto_line(w, p, (uint32_t)o->pos);
-	} else {
-		o->flags |= LJW_F_NOPC;
-	}
-	return p;
+	return ljw__frame_fill_proto(w, o, fpc - lay->pt_size, pc, err);
 }

@@ -216,6 +216,138 @@ static int async_stop(lua_State *L)
 	return 1;
 }
 
+/* Push a number field into the table at the top of the stack. */
+static void field__num(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+/* Push a string field (skipped when NULL). */
+static void field__str(lua_State *L, const char *k, const char *v)
+{
+	if (!v)
+		return;
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, k);
+}
+
+/* One walked frame as a Lua table. */
+static void frame__push_table(lua_State *L, const struct ljw_frame *f)
+{
+	char line[256];
+
+	lua_createtable(L, 0, 12);
+	field__num(L, "kind", f->kind);
+	field__num(L, "flags", f->flags);
+	field__num(L, "fn", (double)f->fn);
+	field__num(L, "pt", (double)f->pt);
+	field__num(L, "pos", f->pos);
+	field__num(L, "line", f->line);
+	field__num(L, "linedefined", f->linedefined);
+	field__num(L, "traceno", f->traceno);
+	field__num(L, "ffid", f->ffid);
+	field__str(L, "name", f->name);
+	field__str(L, "what", f->what);
+	field__str(L, "pseudo", f->pseudo);
+	lua_pushboolean(L, (f->flags & LJW_F_INLINED) != 0);
+	lua_setfield(L, -2, "inlined");
+	lua_pushboolean(L, (f->flags & LJW_F_TRACE) != 0);
+	lua_setfield(L, -2, "trace");
+	ljw_frame__format(f, line, sizeof(line));
+	field__str(L, "text", line);
+}
+
+/* Are two walks the same (frames as traceback lines, trace attribution)? */
+static int walk__same(const struct ljw_stack *a, const struct ljw_stack *b)
+{
+	char x[256], y[256];
+	size_t j;
+
+	if (a->nframes != b->nframes || a->end != b->end || a->trace.src != b->trace.src ||
+	    a->trace.traceno != b->trace.traceno || a->trace.snapno != b->trace.snapno)
+		return 0;
+	for (j = 0; j < a->nframes; j++) {
+		ljw_frame__format(&a->frames[j], x, sizeof(x));
+		ljw_frame__format(&b->frames[j], y, sizeof(y));
+		if (strcmp(x, y) || a->frames[j].flags != b->frames[j].flags)
+			return 0;
+	}
+	return 1;
+}
+
+/* async_walk(): stop sampling, walk every sample (sample windows, then our
+ * live memory through a recorder of what was read), walk it again from the
+ * sample and the recorded ranges only (what `report` has) and require the
+ * same result; return the samples as tables {vmstate, traceno, src, found,
+ * snapno, mcofs, ninlined, in_vm, ip, frames = {innermost first}}. */
+static int async_walk(lua_State *L)
+{
+	struct memsrc live, rec, smp, win, smp2;
+	struct cap_live live_st;
+	struct cap_rec rec_st;
+	struct memsrc_windows ws;
+	struct ljw_opts o = { .vm_lo = A.cfg->vm_lo, .vm_hi = A.cfg->vm_hi };
+	struct ljw_stack st, st2;
+	struct ljw *w2 = ljw__new();
+	size_t j;
+	int i;
+
+	timer__set(0);
+	A.on = 0;
+	if (!w2)
+		return luaL_error(L, "async_walk: out of memory");
+	cap__live_init(&live, &live_st);
+	lua_createtable(L, A.n, 0);
+	for (i = 0; i < A.n; i++) {
+		const struct ljs_sample *s = &A.ring[i]->s;
+
+		cap__rec_init(&rec, &rec_st, &live);
+		memsrc__init_sample(&smp, s, &rec);
+		ljw__walk(A.w, A.cfg->lay, s, &smp, &o, &st);
+		ws = rec_st.ws;
+		memsrc__init_windows(&win, &ws, NULL);
+		memsrc__init_sample(&smp2, s, &win);
+		ljw__walk(w2, A.cfg->lay, s, &smp2, &o, &st2);
+		j = walk__same(&st, &st2);
+		cap__rec_exit(&rec_st);
+		if (!j) {
+			ljw__delete(w2);
+			return luaL_error(L, "async_walk: sample %d: the replay from the harvested "
+					  "ranges differs from the live walk (trace src %s vs %s)", i,
+					  ljw_tsrc__name(st.trace.src), ljw_tsrc__name(st2.trace.src));
+		}
+		A.st.samples++;
+		lua_createtable(L, 0, 16);
+		field__num(L, "vmstate", st.vmstate);
+		field__str(L, "vmstate_name", st.vmstate_name);
+		field__num(L, "traceno", st.trace.traceno);
+		field__num(L, "root", st.trace.root);
+		field__str(L, "src", ljw_tsrc__name(st.trace.src));
+		field__str(L, "found", ljw_tfound__name(st.trace.found));
+		field__str(L, "pc_src", ljw_src__name(st.pc_src));
+		field__str(L, "end", ljw_end__name(st.end));
+		field__num(L, "nunknown", st.nunknown);
+		field__num(L, "snapno", st.trace.snapno);
+		field__num(L, "mcofs", (double)st.trace.mcofs);
+		field__num(L, "mcode", (double)st.trace.mcode);
+		field__num(L, "ninlined", st.trace.ninlined);
+		field__num(L, "startline", st.trace.startline);
+		field__num(L, "ip", (double)s->regs.ip);
+		lua_pushboolean(L, s->regs.ip >= A.cfg->vm_lo && s->regs.ip < A.cfg->vm_hi);
+		lua_setfield(L, -2, "in_vm");
+		lua_createtable(L, (int)st.nframes, 0);
+		for (j = 0; j < st.nframes && j < 256; j++) {
+			frame__push_table(L, &st.frames[j]);
+			lua_rawseti(L, -2, (int)j + 1);
+		}
+		lua_setfield(L, -2, "frames");
+		lua_rawseti(L, -2, i + 1);
+	}
+	ljw__delete(w2);
+	return 1;
+}
+
 /* Allocate the sample ring and the walker; 0 or -ENOMEM. */
 int async__init(const struct cap_cfg *cfg)
 {
@@ -231,11 +363,12 @@ int async__init(const struct cap_cfg *cfg)
 	return 0;
 }
 
-/* Register async_start / async_stop in a state. */
+/* Register async_start / async_stop / async_walk in a state. */
 void async__register(lua_State *L)
 {
 	lua_register(L, "async_start", async_start);
 	lua_register(L, "async_stop", async_stop);
+	lua_register(L, "async_walk", async_walk);
 }
 
 /* Totals over every run. */

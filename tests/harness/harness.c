@@ -2,7 +2,8 @@
  * harness.c -- in-process ground truth for the LuaJIT frame walker.
  *
  * Runs Lua scenarios (tests/lua/walk_NAME.lua) in Debian's libluajit with the JIT off
- * and on.  A scenario calls the C function capture(tag) at chosen points.
+ * and on (or in any upstream/OpenResty build it is linked with, GC64 or not:
+ * tests/e2e/build_harness_nogc64.sh links it with a non-GC64 libluajit.a).  A scenario calls the C function capture(tag) at chosen points.
  * capture() enters through an assembler trampoline that records the
  * registers as a sampler would see them at the C function's first
  * instruction, then:
@@ -42,8 +43,10 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,40 +90,54 @@ void harness_ffi_entry(void);
 void harness_ffi_impl(void *unused, const struct ljs_regs *regs);
 
 /* Save the registers as at the first instruction of a C function (struct
- * ljs_regs order), then call impl(rdi, &regs).  capture() is a lua_CFunction
- * called by the VM; ffi_capture() is a plain C function called through the
- * FFI (from JIT-compiled code when the loop is hot). */
+ * ljs_regs order, pt_regs-like: checked below), then call impl(rdi, &regs).
+ * capture() is a lua_CFunction called by the VM; ffi_capture() is a plain C
+ * function called through the FFI (from JIT-compiled code when the loop is
+ * hot).  168 bytes keep rsp 16-byte aligned at the call. */
+_Static_assert(offsetof(struct ljs_regs, r15) == 0 && offsetof(struct ljs_regs, r14) == 8 &&
+	       offsetof(struct ljs_regs, r13) == 16 && offsetof(struct ljs_regs, r12) == 24 &&
+	       offsetof(struct ljs_regs, bp) == 32 && offsetof(struct ljs_regs, bx) == 40 &&
+	       offsetof(struct ljs_regs, r11) == 48 && offsetof(struct ljs_regs, r8) == 72 &&
+	       offsetof(struct ljs_regs, ax) == 80 && offsetof(struct ljs_regs, dx) == 96 &&
+	       offsetof(struct ljs_regs, di) == 112 && offsetof(struct ljs_regs, ip) == 128 &&
+	       offsetof(struct ljs_regs, flags) == 144 && offsetof(struct ljs_regs, sp) == 152 &&
+	       sizeof(struct ljs_regs) == 168, "struct ljs_regs layout the trampoline writes");
 #define TRAMPOLINE(name, impl) \
 	".pushsection .text\n" \
 	".globl " name "\n" \
 	".type " name ",@function\n" \
 	name ":\n" \
-	"	sub $152, %rsp\n" \
-	"	mov %rbp, 16(%rsp)\n" \
-	"	mov %rbx, 24(%rsp)\n" \
-	"	mov %rdx, 32(%rsp)\n" \
-	"	mov %rax, 40(%rsp)\n" \
-	"	mov %rcx, 48(%rsp)\n" \
-	"	mov %rsi, 56(%rsp)\n" \
-	"	mov %rdi, 64(%rsp)\n" \
+	"	sub $168, %rsp\n" \
+	"	mov %r15, 0(%rsp)\n" \
+	"	mov %r14, 8(%rsp)\n" \
+	"	mov %r13, 16(%rsp)\n" \
+	"	mov %r12, 24(%rsp)\n" \
+	"	mov %rbp, 32(%rsp)\n" \
+	"	mov %rbx, 40(%rsp)\n" \
+	"	mov %r11, 48(%rsp)\n" \
+	"	mov %r10, 56(%rsp)\n" \
+	"	mov %r9, 64(%rsp)\n" \
 	"	mov %r8, 72(%rsp)\n" \
-	"	mov %r9, 80(%rsp)\n" \
-	"	mov %r10, 88(%rsp)\n" \
-	"	mov %r11, 96(%rsp)\n" \
-	"	mov %r12, 104(%rsp)\n" \
-	"	mov %r13, 112(%rsp)\n" \
-	"	mov %r14, 120(%rsp)\n" \
-	"	mov %r15, 128(%rsp)\n" \
+	"	mov %rax, 80(%rsp)\n" \
+	"	mov %rcx, 88(%rsp)\n" \
+	"	mov %rdx, 96(%rsp)\n" \
+	"	mov %rsi, 104(%rsp)\n" \
+	"	mov %rdi, 112(%rsp)\n" \
+	"	movq $-1, 120(%rsp)\n" \
+	"	lea " name "(%rip), %rax\n" \
+	"	mov %rax, 128(%rsp)\n" \
+	"	movq $0x33, 136(%rsp)\n" \
 	"	pushfq\n" \
 	"	pop %rax\n" \
-	"	mov %rax, 136(%rsp)\n" \
-	"	lea " name "(%rip), %rax\n" \
-	"	mov %rax, 0(%rsp)\n" \
-	"	lea 152(%rsp), %rax\n" \
-	"	mov %rax, 8(%rsp)\n" \
+	"	mov %rax, 144(%rsp)\n" \
+	"	lea 168(%rsp), %rax\n" \
+	"	mov %rax, 152(%rsp)\n" \
+	"	movq $0x2b, 160(%rsp)\n" \
+	"	mov 112(%rsp), %rdi\n" \
+	"	mov 80(%rsp), %rax\n" \
 	"	mov %rsp, %rsi\n" \
 	"	call " impl "\n" \
-	"	add $152, %rsp\n" \
+	"	add $168, %rsp\n" \
 	"	ret\n" \
 	".size " name ", .-" name "\n" \
 	".popsection\n"
@@ -434,6 +451,7 @@ void harness_ffi_impl(void *unused, const struct ljs_regs *regs)
 	struct ljw_stack st, st2;
 	struct ljw_opts o = { .vm_lo = H.cfg.vm_lo, .vm_hi = H.cfg.vm_hi };
 	char tmp[LINE_MAX_LEN];
+	uint64_t retaddr;
 	size_t i;
 
 	(void)unused;
@@ -474,13 +492,22 @@ void harness_ffi_impl(void *unused, const struct ljs_regs *regs)
 		goto out;
 	}
 	H.pend_trace = (st.frames[0].flags & LJW_F_TRACE) != 0;
+	/* On trace the PC comes from the snapshot covering the call: the
+	 * walker finds the call's return address below L->cframe, which must
+	 * be the one at our own entry sp. */
+	if (cap__peek(regs->sp, &retaddr, 8) != 8)
+		retaddr = 0;
 	if (H.pend_trace != (st.vmstate >= 0) ||
 	    (H.pend_trace && (st.base_src != LJW_SRC_JIT_BASE || st.frames[0].traceno != st.vmstate ||
-			      st.pc_src != LJW_SRC_TRACE_START)) ||
+			      st.pc_src != LJW_SRC_SNAPSHOT || st.trace.src != LJW_TS_SNAP_CALL ||
+			      st.trace.mcode + st.trace.mcofs + 1 != retaddr)) ||
 	    (!H.pend_trace && st.frames[0].kind != LJW_FRAME_FF)) {
 		snprintf(H.pend_why, sizeof(H.pend_why), "FFI call state: vmstate %d, top flags %#x, "
-			 "base %s, pc %s", st.vmstate, st.frames[0].flags,
-			 ljw_src__name(st.base_src), ljw_src__name(st.pc_src));
+			 "base %s, pc %s, trace src %s, call return %#llx vs %#llx",
+			 st.vmstate, st.frames[0].flags, ljw_src__name(st.base_src),
+			 ljw_src__name(st.pc_src), ljw_tsrc__name(st.trace.src),
+			 (unsigned long long)(st.trace.mcode + st.trace.mcofs + 1),
+			 (unsigned long long)retaddr);
 		goto out;
 	}
 	if (H.pend_trace)
@@ -575,6 +602,7 @@ static int scenario__run(const char *path, int jit)
 	lua_register(L, "capture", harness_capture_entry);
 	lua_register(L, "capture_check", harness_capture_check);
 	async__register(L);
+	trace__register(L, &H.cfg);
 	lua_pushlightuserdata(L, (void *)(uintptr_t)harness_ffi_entry);
 	lua_setfield(L, LUA_GLOBALSINDEX, "FFI_CAPTURE");
 	if (luaL_loadfile(L, path) || lua_pcall(L, 0, 0, 0)) {
@@ -652,7 +680,35 @@ static int str__cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Run the harness over the given scenarios (default: every tests/lua/walk_NAME.lua). */
+/* The built-in layout of the linked LuaJIT: GC64 or not from lua_gettop's
+ * code (mov top(%rdi),%rax; sub base(%rdi),%rax: 0x28/0x20 GC64, 0x18/0x10
+ * not), OpenResty when lua_getexdata is exported; NULL if unrecognized. */
+static const struct lj_layout *layout__pick(void)
+{
+	const uint8_t *b = (const uint8_t *)(uintptr_t)lua_gettop;
+	const struct lj_layout *lay;
+	enum lj_family fam;
+	int gc64 = -1;
+
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		b += 4;		/* endbr64 */
+	if (b[0] == 0x48 && b[1] == 0x8b && b[2] == 0x47 && b[4] == 0x48 && b[5] == 0x2b &&
+	    b[6] == 0x47)
+		gc64 = b[3] == 0x28 && b[7] == 0x20 ? 1 : b[3] == 0x18 && b[7] == 0x10 ? 0 : -1;
+	fam = dlsym(RTLD_DEFAULT, "lua_getexdata") ? LJ_FAMILY_OPENRESTY : LJ_FAMILY_UPSTREAM;
+	lay = gc64 < 0 ? NULL : lj_layout__builtin(fam, gc64);
+	if (!lay) {
+		fprintf(stderr, "harness: lua_gettop's code does not tell GC64 from non-GC64: "
+			"unknown LuaJIT build\n");
+		return NULL;
+	}
+	printf("harness: linked LuaJIT is %s %s\n", lj_layout__family_name(fam),
+	       gc64 ? "GC64" : "non-GC64");
+	return lay;
+}
+
+/* Run the harness over the given scenarios (default: every tests/lua/walk_NAME.lua
+ * and tests/lua/trace_walk_NAME.lua). */
 int main(int argc, char **argv)
 {
 	char *files[256], dir[4096];
@@ -664,11 +720,9 @@ int main(int argc, char **argv)
 	struct dirent *de;
 
 	H.verbose = getenv("HARNESS_VERBOSE") ? atoi(getenv("HARNESS_VERBOSE")) : 0;
-	H.lay = lj_layout__builtin(LJ_FAMILY_UPSTREAM, 1);
-	if (!H.lay) {
-		fprintf(stderr, "harness: no built-in layout for upstream GC64 LuaJIT\n");
+	H.lay = layout__pick();
+	if (!H.lay)
 		return 77;
-	}
 	if (vm__range(&H.cfg.vm_lo, &H.cfg.vm_hi))
 		return 77;
 	if (H.verbose)
@@ -702,7 +756,8 @@ int main(int argc, char **argv)
 			size_t l = strlen(de->d_name);
 			char path[4400];
 
-			if (l > 9 && !strncmp(de->d_name, "walk_", 5) &&
+			if (l > 9 && (!strncmp(de->d_name, "walk_", 5) ||
+				      !strncmp(de->d_name, "trace_walk_", 11)) &&
 			    !strcmp(de->d_name + l - 4, ".lua")) {
 				snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 				files[nfiles++] = strdup(path);

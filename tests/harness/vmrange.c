@@ -1,6 +1,6 @@
 /*
- * vmrange.c -- find the interpreter code range of the libluajit this
- * harness is linked with: the FDE of the "zPR" CIE (personality
+ * vmrange.c -- find the interpreter code range of the LuaJIT this harness
+ * is linked with (libluajit*.so, or libluajit.a linked in statically): the FDE of the "zPR" CIE (personality
  * lj_err_unwind_dwarf) in the library's mapped .eh_frame, found with
  * symtab/ehframe.c, plus a build-id keyed fallback table.
  */
@@ -25,6 +25,7 @@ static const struct { const char *build_id; uint64_t lo, hi; } known_vm[] = {
 };
 
 struct vm_find {
+	uint64_t api;		/* address of lua_gettop: tells which object is LuaJIT */
 	uint64_t base;
 	char build_id[64];
 	int found;
@@ -84,14 +85,31 @@ static void vm__ehframe(struct dl_phdr_info *info, struct vm_find *vf)
 	}
 }
 
-/* dl_iterate_phdr callback: libluajit's load base, build id and VM FDE. */
+/* Does a PT_LOAD segment of the object hold addr? */
+static int vm__holds(const struct dl_phdr_info *info, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && addr >= lo && addr < lo + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* dl_iterate_phdr callback: the load base, build id and VM FDE of the
+ * object that holds LuaJIT (libluajit*.so, or this executable when it links
+ * libluajit.a statically). */
 static int vm__phdr(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct vm_find *vf = arg;
 	int i;
 
 	(void)size;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "libluajit"))
+	if (!vm__holds(info, vf->api))
 		return 0;
 	vf->base = info->dlpi_addr;
 	vf->found = 1;
@@ -126,9 +144,10 @@ int vm__range(uint64_t *lo, uint64_t *hi)
 	struct vm_find vf = { 0 };
 	size_t i;
 
+	vf.api = (uint64_t)(uintptr_t)lua_gettop;
 	dl_iterate_phdr(vm__phdr, &vf);
 	if (!vf.found) {
-		fprintf(stderr, "harness: libluajit is not loaded (link with pkg-config luajit)\n");
+		fprintf(stderr, "harness: no loaded object holds lua_gettop (link with pkg-config luajit)\n");
 		return -1;
 	}
 	if (vf.eh_hi) {

@@ -1,0 +1,459 @@
+/*
+ * objfile.c -- object files found on this machine, and process mappings
+ * resolved against them (see objfile.h).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab/elf.h"
+#include "symtab/objfile.h"
+
+#define OBJCACHE_BUCKETS	1024
+#define OBJFILE_DELETED		" (deleted)"
+
+struct objcache {
+	struct buildid_opts opts;
+	char *sysroot, *debug_dirs;
+	struct objfile *bucket[OBJCACHE_BUCKETS];
+};
+
+static const char *const objfile_status_names[OBJFILE__MAX] = {
+	"ok", "missing", "build-id mismatch", "not ELF",
+};
+
+/* Name of a status. */
+const char *objfile_status__name(enum objfile_status s)
+{
+	return (unsigned)s < OBJFILE__MAX ? objfile_status_names[s] : "?";
+}
+
+/* -- The cache ------------------------------------------------------------- */
+
+/* Create a cache. */
+struct objcache *objcache__new(const struct buildid_opts *o)
+{
+	struct objcache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (o && o->sysroot && o->sysroot[0] && !(c->sysroot = strdup(o->sysroot)))
+		goto fail;
+	if (o && o->debug_dirs && !(c->debug_dirs = strdup(o->debug_dirs)))
+		goto fail;
+	c->opts.sysroot = c->sysroot;
+	c->opts.debug_dirs = c->debug_dirs;
+	return c;
+fail:
+	free(c->sysroot);
+	free(c);
+	return NULL;
+}
+
+/* Free one object. */
+static void objfile__delete(struct objfile *obj)
+{
+	if (!obj)
+		return;
+	elf_file__delete(obj->ef);
+	free(obj->path);
+	free(obj->found);
+	free(obj->debug);
+	free(obj);
+}
+
+/* Free the cache and every object in it. */
+void objcache__delete(struct objcache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < OBJCACHE_BUCKETS; i++) {
+		struct objfile *o = c->bucket[i], *next;
+
+		for (; o; o = next) {
+			next = o->next;
+			objfile__delete(o);
+		}
+	}
+	free(c->sysroot);
+	free(c->debug_dirs);
+	free(c);
+}
+
+/* The cache's options. */
+const struct buildid_opts *objcache__opts(const struct objcache *c)
+{
+	return &c->opts;
+}
+
+/* Open path and check it against the recorded build id.  Returns 1 = use it
+ * (*ef set), 0 = absent, -1 = another build, -2 = not ELF. */
+static int objfile__try(const char *path, const uint8_t *id, size_t n, struct elf_file **ef,
+			int *verified)
+{
+	uint8_t fid[BUILDID_MAX];
+	int len, err;
+
+	err = elf_file__open(path, ef);
+	if (err == -ENOENT || err == -ENOTDIR || err == -EACCES)
+		return 0;
+	if (err)
+		return -2;
+	if (!n) {
+		*verified = 0;
+		return 1;
+	}
+	len = elf_file__build_id(*ef, fid, sizeof(fid));
+	if (len > 0 && (size_t)len == n && memcmp(fid, id, n) == 0) {
+		*verified = 1;
+		return 1;
+	}
+	elf_file__delete(*ef);
+	*ef = NULL;
+	return -1;
+}
+
+/* Resolve a new object: the binary, then its debug file. */
+static int objfile__resolve(struct objcache *c, struct objfile *obj)
+{
+	char buf[BUILDID_PATH_MAX], dirs[BUILDID_PATH_MAX];
+	const char *p, *e;
+	int r, i, seen_other = 0, seen_bad = 0;
+
+	if (buildid__rooted(c->opts.sysroot, obj->path, buf, sizeof(buf)) == 0) {
+		r = objfile__try(buf, obj->build_id, obj->build_id_len, &obj->ef, &obj->verified);
+		seen_other |= r == -1;
+		seen_bad |= r == -2;
+		if (r == 1)
+			goto found;
+	}
+	snprintf(dirs, sizeof(dirs), "%s", c->opts.debug_dirs ? c->opts.debug_dirs : "/usr/lib/debug");
+	for (p = dirs, i = 0; obj->build_id_len >= 2 && *p && i < 16; i++, p = *e ? e + 1 : e) {
+		char root[BUILDID_PATH_MAX];
+
+		e = strchr(p, ':');
+		if (!e)
+			e = p + strlen(p);
+		if (snprintf(root, sizeof(root), "%s%.*s", c->opts.sysroot ? c->opts.sysroot : "",
+			     (int)(e - p), p) >= (int)sizeof(root) ||
+		    buildid__path(root, obj->build_id, obj->build_id_len, "", buf, sizeof(buf)))
+			continue;
+		r = objfile__try(buf, obj->build_id, obj->build_id_len, &obj->ef, &obj->verified);
+		if (r == 1)
+			goto found;
+	}
+	obj->status = seen_other ? OBJFILE_MISMATCH : seen_bad ? OBJFILE_BAD : OBJFILE_MISSING;
+	goto debug;
+found:
+	obj->status = OBJFILE_OK;
+	obj->found = strdup(buf);
+	if (!obj->found)
+		return -ENOMEM;
+debug:
+	r = buildid__find_debug(&c->opts, obj->path, obj->ef, obj->build_id, obj->build_id_len, buf,
+				sizeof(buf));
+	if (r > 0) {
+		obj->debug_how = r;
+		obj->debug = strdup(buf);
+		if (!obj->debug)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The object for (path, build id). */
+struct objfile *objcache__get(struct objcache *c, const char *path, const uint8_t *id, size_t n)
+{
+	struct objfile *obj;
+	size_t len, dl = strlen(OBJFILE_DELETED);
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i, b;
+
+	if (!c || !path || !path[0])
+		return NULL;
+	if (n > BUILDID_MAX)
+		n = BUILDID_MAX;
+	len = strlen(path);
+	if (len > dl && strcmp(path + len - dl, OBJFILE_DELETED) == 0)
+		len -= dl;
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint8_t)path[i]) * 0x100000001b3ull;
+	for (i = 0; i < n; i++)
+		h = (h ^ id[i]) * 0x100000001b3ull;
+	b = (size_t)(h % OBJCACHE_BUCKETS);
+	for (obj = c->bucket[b]; obj; obj = obj->next)
+		if (obj->build_id_len == n && memcmp(obj->build_id, id, n) == 0 &&
+		    strlen(obj->path) == len && memcmp(obj->path, path, len) == 0)
+			return obj;
+	obj = calloc(1, sizeof(*obj));
+	if (!obj || !(obj->path = strndup(path, len))) {
+		free(obj);
+		return NULL;
+	}
+	memcpy(obj->build_id, id, n);
+	obj->build_id_len = (uint32_t)n;
+	if (objfile__resolve(c, obj) != 0) {
+		objfile__delete(obj);
+		return NULL;
+	}
+	obj->next = c->bucket[b];
+	c->bucket[b] = obj;
+	return obj;
+}
+
+/* Walk every object. */
+int objcache__foreach(struct objcache *c, int (*cb)(struct objfile *obj, void *arg), void *arg)
+{
+	size_t i;
+
+	for (i = 0; c && i < OBJCACHE_BUCKETS; i++)
+		for (struct objfile *o = c->bucket[i]; o; o = o->next) {
+			int r = cb(o, arg);
+
+			if (r)
+				return r;
+		}
+	return 0;
+}
+
+/* Open the separate debug file. */
+int objfile__open_debug(const struct objfile *obj, struct elf_file **out)
+{
+	if (!obj || !obj->debug)
+		return -ENOENT;
+	return elf_file__open(obj->debug, out);
+}
+
+/* -- Process mappings -------------------------------------------------------- */
+
+/* Order mappings by start. */
+static int procmap__cmp(const void *a, const void *b)
+{
+	const struct procmap_ent *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Is a mapping path a kernel pseudo name ([vdso], [stack], [heap], ...)? */
+static int procmap__pseudo(const char *path)
+{
+	return path[0] == '[' || path[0] == 0 || strncmp(path, "anon_inode:", 11) == 0 ||
+	       strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/dev/", 5) == 0 ||
+	       strncmp(path, "/SYSV", 5) == 0;
+}
+
+/* Load bias of one mapping.  The file page at map_off can hold the end of
+ * one PT_LOAD segment and the start of the next (e.g. .rodata and the
+ * RELRO part of .data), so when several segments fit, the one whose flags
+ * match the mapping's permissions wins.  Only used on the first mapping of a
+ * run (see procmap__biases), where the page is rarely shared.  0 or -ENOENT. */
+static int procmap__bias(struct elf_file *ef, const struct procmap_ent *e, uint64_t *bias)
+{
+	static const uint64_t pages[] = { 4096, 16384, 65536 };
+	const struct elf_segment *segs, *best = NULL;
+	size_t n, i, p;
+	int score, best_score = -1;
+
+	segs = elf_file__segments(ef, &n);
+	for (p = 0; p < sizeof(pages) / sizeof(pages[0]) && !best; p++) {
+		for (i = 0; i < n; i++) {
+			const struct elf_segment *s = &segs[i];
+			uint64_t lo = s->offset & ~(pages[p] - 1);
+
+			if (e->offset < lo || e->offset >= s->offset + (s->filesz ? s->filesz : 1))
+				continue;
+			score = !!(s->flags & PF_W) == !!(e->prot & SNAPFILE_PROT_WRITE);
+			score += !!(s->flags & PF_X) == !!(e->prot & SNAPFILE_PROT_EXEC);
+			if (score > best_score) {
+				best = s;
+				best_score = score;
+			}
+		}
+	}
+	if (!best)
+		return -ENOENT;
+	*bias = e->start - e->offset - best->vaddr + best->offset;
+	return 0;
+}
+
+/* One bias per loaded copy of a file: a run of adjacent mappings of the same
+ * object with growing offsets takes the bias of its lowest-offset mapping
+ * (offset 0 in practice, which only the first segment can contain).  Per
+ * mapping, the bias would be ambiguous where two segments share a page. */
+static void procmap__biases(struct procmap *pm)
+{
+	size_t i = 0, j, k, lo;
+	uint64_t bias;
+
+	while (i < pm->n) {
+		struct objfile *obj = pm->v[i].obj;
+
+		for (j = i + 1; obj && j < pm->n && pm->v[j].obj == obj &&
+		     pm->v[j].offset > pm->v[j - 1].offset; j++)
+			;
+		if (obj && obj->ef) {
+			for (lo = i, k = i; k < j; k++)
+				if (pm->v[k].offset < pm->v[lo].offset)
+					lo = k;
+			if (procmap__bias(obj->ef, &pm->v[lo], &bias) == 0)
+				for (k = i; k < j; k++) {
+					pm->v[k].bias = bias;
+					pm->v[k].has_bias = 1;
+				}
+		}
+		i = j;
+	}
+}
+
+/* The unwinder's key for pm's mapping set: a content hash, like the one
+ * native_maps__init computes (done here so that this library does not need
+ * libljunwind at link time). */
+static void procmap__native_key(struct procmap *pm)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i, k;
+
+	for (i = 0; i < pm->n; i++) {
+		const struct native_map *m = &pm->nat[i];
+		uint64_t w[4] = { m->start, m->end, m->bias, m->flags };
+		const uint8_t *b = (const uint8_t *)w;
+
+		for (k = 0; k < sizeof(w); k++)
+			h = (h ^ b[k]) * 0x100000001b3ull;
+		for (k = 0; m->path && m->path[k]; k++)
+			h = (h ^ (uint8_t)m->path[k]) * 0x100000001b3ull;
+	}
+	pm->nmaps.v = pm->nat;
+	pm->nmaps.n = pm->n;
+	pm->nmaps.key = h;
+}
+
+/* Fill the unwinder's view of the mappings. */
+static void procmap__fill_native(struct procmap *pm)
+{
+	size_t i;
+
+	for (i = 0; i < pm->n; i++) {
+		const struct procmap_ent *e = &pm->v[i];
+		struct native_map *m = &pm->nat[i];
+
+		m->start = e->start;
+		m->end = e->end;
+		m->bias = e->has_bias ? e->bias : 0;
+		m->path = e->path;
+		m->flags = 0;
+		if (e->prot & SNAPFILE_PROT_EXEC)
+			m->flags |= NATIVE_MAP_EXEC;
+		if (e->obj && e->obj->status == OBJFILE_OK && e->has_bias) {
+			m->flags |= NATIVE_MAP_CFI;
+			m->path = e->obj->found;
+		}
+		if (strcmp(e->path, "[stack]") == 0)
+			m->flags |= NATIVE_MAP_STACK;
+		if (!e->path[0])
+			m->flags |= NATIVE_MAP_ANON;
+	}
+	procmap__native_key(pm);
+}
+
+/* Resolve one process's mappings. */
+int procmap__new(struct objcache *c, const struct snapfile_mapping *maps, size_t n,
+		 struct procmap **out)
+{
+	struct procmap *pm = NULL;
+	size_t i, strsz = 0, at = 0;
+	int err = -EINVAL;
+
+	if (!c || !out || (n && !maps))
+		goto out;
+	err = -ENOMEM;
+	for (i = 0; i < n; i++)
+		strsz += strlen(maps[i].path ? maps[i].path : "") + 1;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm || !(pm->v = calloc(n ? n : 1, sizeof(*pm->v))) ||
+	    !(pm->nat = calloc(n ? n : 1, sizeof(*pm->nat))) || !(pm->strs = malloc(strsz + 1)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct snapfile_mapping *m = &maps[i];
+		struct procmap_ent *e = &pm->v[pm->n];
+		const char *path = m->path ? m->path : "";
+
+		if (m->end <= m->start)
+			continue;
+		e->start = m->start;
+		e->end = m->end;
+		e->offset = m->offset;
+		e->prot = m->prot;
+		e->path = strcpy(pm->strs + at, path);
+		at += strlen(path) + 1;
+		if (!procmap__pseudo(path)) {
+			e->obj = objcache__get(c, path, m->build_id,
+					       m->build_id ? m->build_id_len : 0);
+			if (!e->obj)
+				goto out;
+		}
+		pm->n++;
+	}
+	qsort(pm->v, pm->n, sizeof(*pm->v), procmap__cmp);
+	procmap__biases(pm);
+	procmap__fill_native(pm);
+	*out = pm;
+	pm = NULL;
+	err = 0;
+out:
+	procmap__delete(pm);
+	return err;
+}
+
+/* Free a procmap (the objects stay in the cache). */
+void procmap__delete(struct procmap *pm)
+{
+	if (!pm)
+		return;
+	free(pm->v);
+	free(pm->nat);
+	free(pm->strs);
+	free(pm);
+}
+
+/* The mapping containing addr. */
+const struct procmap_ent *procmap__find(const struct procmap *pm, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!pm)
+		return NULL;
+	hi = pm->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < pm->v[lo - 1].end ? &pm->v[lo - 1] : NULL;
+}
+
+/* Read file-backed bytes of a read-only mapping. */
+static int procmap__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct procmap_ent *e = procmap__find(ms->ctx, addr);
+
+	if (!e || !e->obj || !e->obj->ef || !e->has_bias || e->obj->status != OBJFILE_OK ||
+	    (e->prot & SNAPFILE_PROT_WRITE) || e->end - addr < len)
+		return -EFAULT;
+	return elf_file__read(e->obj->ef, addr - e->bias, buf, len) == 0 ? 0 : -EFAULT;
+}
+
+/* A memory source over the read-only file-backed mappings. */
+void procmap__memsrc_init(struct memsrc *ms, const struct procmap *pm, const struct memsrc *next)
+{
+	ms->read = procmap__read;
+	ms->ctx = (void *)pm;
+	ms->next = next;
+}

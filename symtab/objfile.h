@@ -1,0 +1,105 @@
+/*
+ * objfile.h -- the object files of recorded processes, found on this machine.
+ *
+ * A capture names every mapped file by path and build id.  At report time
+ * (maybe on another machine) each (path, build id) is resolved once:
+ *   1. <sysroot><path>, if it is ELF and its build id equals the recorded
+ *      one (or none was recorded: then it is used unverified);
+ *   2. <debug dir>/.build-id/xx/yyyy (no suffix: a link to the binary, as
+ *      Fedora ships them), same check;
+ *   3. otherwise the object is MISSING or MISMATCH (a file is there but it is
+ *      another build): its code is not read, so frames in it fall back to
+ *      frame pointers and "module+0xoffset", never to a wrong build's symbols.
+ * The separate debug file (buildid.h) is looked up by build id even when the
+ * binary itself is missing.  Objects are cached for the life of the cache;
+ * struct procmap is one process's mappings resolved against the cache.
+ */
+#ifndef LJSNAP_SYMTAB_OBJFILE_H
+#define LJSNAP_SYMTAB_OBJFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/snapfile.h"
+#include "symtab/buildid.h"
+#include "unwind/memsrc.h"
+#include "unwind/native.h"
+
+struct elf_file;
+
+enum objfile_status {
+	OBJFILE_OK = 0,		/* found (build id equal, or none recorded) */
+	OBJFILE_MISSING,	/* nothing at the path nor by build id */
+	OBJFILE_MISMATCH,	/* a file is there but its build id differs */
+	OBJFILE_BAD,		/* there, but not a readable ELF file */
+	OBJFILE__MAX
+};
+
+struct objfile {
+	char *path;		/* as recorded (" (deleted)" removed) */
+	char *found;		/* file opened on this machine, or NULL */
+	char *debug;		/* separate debug file, or NULL */
+	uint8_t build_id[BUILDID_MAX];
+	uint32_t build_id_len;	/* recorded one (0: none recorded) */
+	enum objfile_status status;
+	int verified;		/* the build id was compared and equal */
+	int debug_how;		/* enum buildid_how */
+	struct elf_file *ef;	/* the found file, or NULL */
+	uint64_t hits;		/* lookups that landed in this object (symbolizer counts them) */
+	struct objfile *next;	/* hash chain (private) */
+};
+
+struct objcache;
+
+/* Create a cache (NULL opts: no sysroot, /usr/lib/debug).  NULL on -ENOMEM. */
+struct objcache *objcache__new(const struct buildid_opts *o);
+void objcache__delete(struct objcache *c);
+
+/* The object for (path, build id), resolved on first use.  NULL only on
+ * -ENOMEM or for an empty path; check ->status. */
+struct objfile *objcache__get(struct objcache *c, const char *path, const uint8_t *id, size_t n);
+
+/* Call cb for every object in the cache (in no particular order). */
+int objcache__foreach(struct objcache *c, int (*cb)(struct objfile *obj, void *arg), void *arg);
+
+/* The options the cache was made with (never NULL). */
+const struct buildid_opts *objcache__opts(const struct objcache *c);
+
+const char *objfile_status__name(enum objfile_status s);
+
+/* Open the separate debug file of obj (caller deletes it).  0, -ENOENT. */
+int objfile__open_debug(const struct objfile *obj, struct elf_file **out);
+
+/* -- One process's mappings ------------------------------------------------ */
+
+struct procmap_ent {
+	uint64_t start, end, offset;
+	uint32_t prot;		/* SNAPFILE_PROT_* */
+	const char *path;	/* as recorded, "" for anonymous (owned by the procmap) */
+	struct objfile *obj;	/* NULL for anonymous and [pseudo] mappings */
+	uint64_t bias;		/* runtime = bias + vaddr, when has_bias */
+	int has_bias;
+};
+
+struct procmap {
+	struct procmap_ent *v;	/* sorted by start */
+	size_t n;
+	struct native_map *nat;	/* the same mappings for the unwinder */
+	struct native_maps nmaps;
+	char *strs;
+};
+
+/* Resolve a process's mappings (a PROCESS record's maps) against the cache.
+ * 0, -EINVAL or -ENOMEM. */
+int procmap__new(struct objcache *c, const struct snapfile_mapping *maps, size_t n,
+		 struct procmap **out);
+void procmap__delete(struct procmap *pm);
+
+/* The mapping containing addr, or NULL. */
+const struct procmap_ent *procmap__find(const struct procmap *pm, uint64_t addr);
+
+/* A memory source over the file-backed bytes of pm's read-only mappings
+ * (code, .rodata, .eh_frame), read from the found files. */
+void procmap__memsrc_init(struct memsrc *ms, const struct procmap *pm, const struct memsrc *next);
+
+#endif /* LJSNAP_SYMTAB_OBJFILE_H */

@@ -1,0 +1,523 @@
+/*
+ * symbolize.c -- symbols (libelf, symtab/elf.h), lines and inlines (libbfd),
+ * demangling (bfd_demangle), cached per (object, address).  See symbolize.h.
+ */
+#define PACKAGE "ljsnap"		/* bfd.h refuses to be included without it */
+#define PACKAGE_VERSION "0"
+#include <bfd.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab/elf.h"
+#include "symtab/symbolize.h"
+
+#ifndef DMGL_PARAMS
+#define DMGL_PARAMS	(1 << 0)	/* include function arguments (libiberty demangle.h) */
+#define DMGL_ANSI	(1 << 1)	/* include const, volatile, etc. */
+#endif
+
+#define SYM_MAX_INLINES	64		/* inline levels followed per address */
+#define SYM_ARENA_CHUNK	(64 * 1024)
+
+/* Per-object state: the debug file's symbols and the bfd for lines. */
+struct sym_obj {
+	struct objfile *obj;
+	struct elf_file *dbg;	/* separate debug file (its .symtab), or NULL */
+	int dbg_state;		/* 0 not tried, 1 open, -1 none */
+	bfd *abfd;		/* for lines, or NULL */
+	int bfd_state;		/* 0 not tried, 1 open, -1 none */
+	asection **secs;	/* allocated sections of abfd */
+	size_t nsecs;
+};
+
+/* Open-addressing table: (key pointer, address) -> value. */
+struct sym_slot {
+	const void *k;
+	uint64_t a;
+	void *v;
+};
+
+struct sym_table {
+	struct sym_slot *v;
+	size_t n, cap;		/* cap is a power of two */
+};
+
+struct sym_chunk {
+	struct sym_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;
+	struct sym_table objs;		/* objfile -> struct sym_obj */
+	struct sym_table cache;		/* (objfile, vaddr) -> struct sym_info */
+	struct sym_chunk *arena;
+	struct sym_info scratch;
+	struct symbolizer_stats st;
+};
+
+static const char *const sym_status_names[SYM__MAX] = {
+	"ok", "no symbol", "object not found", "anonymous", "no mapping",
+};
+
+/* Name of a status. */
+const char *sym_status__name(enum sym_status st)
+{
+	return (unsigned)st < SYM__MAX ? sym_status_names[st] : "?";
+}
+
+/* -- Arena and table ------------------------------------------------------- */
+
+/* Allocate n bytes (8-aligned) that live as long as the symbolizer. */
+static void *sym__alloc(struct symbolizer *s, size_t n)
+{
+	struct sym_chunk *c = s->arena;
+	void *p;
+
+	n = (n + 7) & ~(size_t)7;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > SYM_ARENA_CHUNK ? n : SYM_ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->size = size;
+		c->next = s->arena;
+		s->arena = c;
+	}
+	p = c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+/* Copy a string into the arena (NULL stays NULL). */
+static const char *sym__strdup(struct symbolizer *s, const char *str)
+{
+	size_t n;
+	char *p;
+
+	if (!str)
+		return NULL;
+	n = strlen(str) + 1;
+	p = sym__alloc(s, n);
+	if (p)
+		memcpy(p, str, n);
+	return p;
+}
+
+/* Slot index of a key. */
+static size_t sym_table__hash(const void *k, uint64_t a, size_t cap)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) ^ (a * 0xc2b2ae3d27d4eb4full);
+
+	h ^= h >> 29;
+	return (size_t)h & (cap - 1);
+}
+
+/* Value of a key, or NULL. */
+static void *sym_table__get(const struct sym_table *t, const void *k, uint64_t a)
+{
+	size_t i, n;
+
+	if (!t->cap)
+		return NULL;
+	for (i = sym_table__hash(k, a, t->cap), n = 0; n < t->cap; i = (i + 1) & (t->cap - 1), n++) {
+		if (!t->v[i].k)
+			return NULL;
+		if (t->v[i].k == k && t->v[i].a == a)
+			return t->v[i].v;
+	}
+	return NULL;
+}
+
+/* Insert a key that is not there yet.  0 or -ENOMEM. */
+static int sym_table__put(struct sym_table *t, const void *k, uint64_t a, void *v)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		struct sym_table nt = { NULL, 0, t->cap ? 2 * t->cap : 256 };
+
+		nt.v = calloc(nt.cap, sizeof(*nt.v));
+		if (!nt.v)
+			return -ENOMEM;
+		for (i = 0; i < t->cap; i++)
+			if (t->v[i].k)
+				sym_table__put(&nt, t->v[i].k, t->v[i].a, t->v[i].v);
+		free(t->v);
+		*t = nt;
+	}
+	for (i = sym_table__hash(k, a, t->cap); t->v[i].k; i = (i + 1) & (t->cap - 1))
+		;
+	t->v[i].k = k;
+	t->v[i].a = a;
+	t->v[i].v = v;
+	t->n++;
+	return 0;
+}
+
+/* -- libbfd ---------------------------------------------------------------- */
+
+/* libbfd's complaints (DWARF it cannot parse) are not ours to print. */
+static void sym__bfd_quiet(const char *fmt, va_list ap)
+{
+	(void)fmt;
+	(void)ap;
+}
+
+/* Demangle a C++/Rust name. */
+char *symbolizer__demangle(const char *name)
+{
+	if (!name || !name[0])
+		return NULL;
+	return bfd_demangle(NULL, name, DMGL_PARAMS | DMGL_ANSI);
+}
+
+/* Does a bfd carry line tables? */
+static int sym__bfd_has_lines(bfd *abfd)
+{
+	asection *sec = bfd_get_section_by_name(abfd, ".debug_line");
+
+	return sec && bfd_section_size(sec) > 0;
+}
+
+/* Open a bfd on path for lines.  NULL when it has none. */
+static bfd *sym__bfd_open(const char *path)
+{
+	bfd *abfd = bfd_openr(path, NULL);
+
+	if (!abfd)
+		return NULL;
+	abfd->flags |= BFD_DECOMPRESS;
+	if (!bfd_check_format(abfd, bfd_object) || !sym__bfd_has_lines(abfd)) {
+		bfd_close(abfd);
+		return NULL;
+	}
+	return abfd;
+}
+
+/* Collect the allocated sections of the bfd (for address -> section). */
+static int sym_obj__sections(struct sym_obj *so)
+{
+	asection *sec;
+	size_t n = 0;
+
+	for (sec = so->abfd->sections; sec; sec = sec->next)
+		n++;
+	so->secs = calloc(n ? n : 1, sizeof(*so->secs));
+	if (!so->secs)
+		return -ENOMEM;
+	for (sec = so->abfd->sections; sec && so->nsecs < n; sec = sec->next)
+		if ((bfd_section_flags(sec) & SEC_ALLOC) && bfd_section_size(sec))
+			so->secs[so->nsecs++] = sec;
+	return 0;
+}
+
+/* The bfd for lines of an object (debug file first), opened on first use. */
+static bfd *sym_obj__bfd(struct symbolizer *s, struct sym_obj *so)
+{
+	if (so->bfd_state)
+		return so->bfd_state > 0 ? so->abfd : NULL;
+	so->bfd_state = -1;
+	if (so->obj->debug)
+		so->abfd = sym__bfd_open(so->obj->debug);
+	if (!so->abfd && so->obj->found)
+		so->abfd = sym__bfd_open(so->obj->found);
+	if (!so->abfd) {
+		s->st.objects_bfd_failed += so->obj->debug || so->obj->found ? 1 : 0;
+		return NULL;
+	}
+	if (sym_obj__sections(so) != 0) {
+		bfd_close(so->abfd);
+		so->abfd = NULL;
+		return NULL;
+	}
+	so->bfd_state = 1;
+	s->st.objects_with_lines++;
+	return so->abfd;
+}
+
+/* The separate debug file's ELF (for its .symtab), opened on first use. */
+static struct elf_file *sym_obj__dbg(struct sym_obj *so)
+{
+	if (!so->dbg_state)
+		so->dbg_state = objfile__open_debug(so->obj, &so->dbg) == 0 ? 1 : -1;
+	return so->dbg_state > 0 ? so->dbg : NULL;
+}
+
+/* Per-object state, created on first use. */
+static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
+{
+	struct sym_obj *so = sym_table__get(&s->objs, obj, 0);
+
+	if (so)
+		return so;
+	so = calloc(1, sizeof(*so));
+	if (!so)
+		return NULL;
+	so->obj = obj;
+	if (sym_table__put(&s->objs, obj, 0, so) != 0) {
+		free(so);
+		return NULL;
+	}
+	s->st.objects++;
+	return so;
+}
+
+/* Free per-object state. */
+static void sym_obj__delete(struct sym_obj *so)
+{
+	if (so->abfd)
+		bfd_close(so->abfd);
+	elf_file__delete(so->dbg);
+	free(so->secs);
+	free(so);
+}
+
+/* -- Lookups --------------------------------------------------------------- */
+
+/* Demangle (unless disabled) into the arena. */
+static const char *sym__name(struct symbolizer *s, const char *raw)
+{
+	char *d;
+	const char *r;
+
+	if (!raw)
+		return NULL;
+	if (s->opts.no_demangle || !(d = symbolizer__demangle(raw)))
+		return sym__strdup(s, raw);
+	r = sym__strdup(s, d);
+	free(d);
+	return r;
+}
+
+/* The symbol containing vaddr: .symtab, the debug file's, then .dynsym. */
+static void sym__symbol(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr,
+			struct sym_info *si)
+{
+	struct elf_file *ef = so->obj->ef, *dbg;
+	struct elf_symbol sym;
+	int found = 0;
+
+	if (ef && elf_file__has_symtab(ef))
+		found = elf_file__sym_at(ef, vaddr, &sym) == 0;
+	if (!found && (dbg = sym_obj__dbg(so)) != NULL) {
+		found = elf_file__sym_at(dbg, vaddr, &sym) == 0;
+		si->from_debug = (uint8_t)found;
+	}
+	if (!found && ef)
+		found = elf_file__sym_at(ef, vaddr, &sym) == 0;
+	if (!found)
+		return;
+	si->raw_name = sym__strdup(s, sym.name);
+	si->name = sym__name(s, sym.name);
+	si->sym_addr = sym.value;
+	si->offset = vaddr - sym.value;
+	si->status = SYM_OK;
+}
+
+/* File:line and inline chain at vaddr through libbfd. */
+static int sym__lines(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr,
+		      struct sym_info *si)
+{
+	struct sym_line tmp[SYM_MAX_INLINES];
+	const char *file = NULL, *func = NULL;
+	unsigned int line = 0;
+	asection *sec = NULL;
+	bfd *abfd = sym_obj__bfd(s, so);
+	size_t i, n = 0;
+
+	if (!abfd)
+		return 0;
+	for (i = 0; i < so->nsecs; i++) {
+		bfd_vma lo = bfd_section_vma(so->secs[i]);
+
+		if (vaddr >= lo && vaddr - lo < bfd_section_size(so->secs[i])) {
+			sec = so->secs[i];
+			break;
+		}
+	}
+	if (!sec || !bfd_find_nearest_line(abfd, sec, NULL, vaddr - bfd_section_vma(sec), &file,
+					   &func, &line))
+		return 0;
+	do {
+		tmp[n].func = sym__name(s, func);
+		tmp[n].file = sym__strdup(s, file);
+		tmp[n].line = (int)line;
+		n++;
+		file = func = NULL;
+		line = 0;
+	} while (!s->opts.no_inlines && n < SYM_MAX_INLINES &&
+		 bfd_find_inliner_info(abfd, &file, &func, &line));
+	si->lines = sym__alloc(s, n * sizeof(*si->lines));
+	if (!si->lines)
+		return -ENOMEM;
+	memcpy((void *)si->lines, tmp, n * sizeof(*tmp));
+	si->nlines = (uint32_t)n;
+	return 0;
+}
+
+/* Look up an object address, filling a new sym_info (not cached yet). */
+static int sym__resolve(struct symbolizer *s, struct objfile *obj, uint64_t vaddr,
+			struct sym_info *si)
+{
+	struct sym_obj *so = sym__obj(s, obj);
+	const char *base = strrchr(obj->path, '/');
+
+	if (!so)
+		return -ENOMEM;
+	si->obj = obj;
+	si->path = obj->path;
+	si->module = base ? base + 1 : obj->path;
+	si->vaddr = vaddr;
+	si->status = obj->status == OBJFILE_OK ? SYM_NO_SYMBOL : SYM_NO_OBJECT;
+	if (obj->status != OBJFILE_OK && !obj->debug)
+		return 0;
+	sym__symbol(s, so, vaddr, si);
+	if (si->status != SYM_OK && obj->status != OBJFILE_OK)
+		si->status = SYM_NO_OBJECT;
+	if (!s->opts.no_lines)
+		return sym__lines(s, so, vaddr, si);
+	return 0;
+}
+
+/* Symbolize an object address (cached). */
+int symbolizer__obj(struct symbolizer *s, struct objfile *obj, uint64_t vaddr,
+		    const struct sym_info **out)
+{
+	struct sym_info *si;
+	int err;
+
+	if (!s || !obj || !out)
+		return -EINVAL;
+	s->st.lookups++;
+	obj->hits++;
+	si = sym_table__get(&s->cache, obj, vaddr);
+	if (si) {
+		s->st.cache_hits++;
+		s->st.status[si->status]++;
+		*out = si;
+		return 0;
+	}
+	si = sym__alloc(s, sizeof(*si));
+	if (!si)
+		return -ENOMEM;
+	memset(si, 0, sizeof(*si));
+	err = sym__resolve(s, obj, vaddr, si);
+	if (err)
+		return err;
+	err = sym_table__put(&s->cache, obj, vaddr, si);
+	if (err)
+		return err;
+	s->st.status[si->status]++;
+	*out = si;
+	return 0;
+}
+
+/* Symbolize a runtime address of a process. */
+int symbolizer__pc(struct symbolizer *s, const struct procmap *pm, uint64_t pc, int retaddr,
+		   const struct sym_info **out)
+{
+	const struct procmap_ent *e;
+	struct sym_info *si = &s->scratch;
+	uint64_t a = retaddr && pc ? pc - 1 : pc, vaddr, foff;
+	const struct sym_info *r;
+	int err, guessed = 0;
+
+	if (!s || !out)
+		return -EINVAL;
+	e = procmap__find(pm, a);
+	foff = e ? a - e->start + e->offset : 0;
+	if (!e || !e->obj) {
+		const char *base = e ? strrchr(e->path, '/') : NULL;
+
+		memset(si, 0, sizeof(*si));
+		si->status = e ? SYM_ANON : SYM_NO_MAPPING;
+		si->path = e ? e->path : "";
+		si->module = base ? base + 1 : si->path;
+		si->vaddr = a;
+		si->file_off = foff;
+		s->st.lookups++;
+		s->st.status[si->status]++;
+		*out = si;
+		return 0;
+	}
+	if (e->has_bias) {
+		vaddr = a - e->bias;
+	} else {	/* binary missing: the usual layout has vaddr == offset in text */
+		vaddr = foff;
+		guessed = 1;
+	}
+	err = symbolizer__obj(s, e->obj, vaddr, &r);
+	if (err)
+		return err;
+	if (r->file_off != foff || r->bias_guessed != guessed) {
+		/* first lookup through a mapping: record its view (same for every
+		 * mapping of a file at the same offset) */
+		((struct sym_info *)r)->file_off = foff;
+		((struct sym_info *)r)->bias_guessed = (uint8_t)guessed;
+	}
+	*out = r;
+	return 0;
+}
+
+/* "name+0xoff", or "module+0xfileoff". */
+int sym_info__format(const struct sym_info *si, char *buf, size_t size)
+{
+	if (si->name)
+		return snprintf(buf, size, "%s+0x%llx", si->name, (unsigned long long)si->offset);
+	if (si->status == SYM_NO_MAPPING)
+		return snprintf(buf, size, "[unknown]+0x%llx", (unsigned long long)si->vaddr);
+	return snprintf(buf, size, "%s+0x%llx", si->module && si->module[0] ? si->module : "[anon]",
+			(unsigned long long)(si->status == SYM_ANON ? si->vaddr : si->file_off));
+}
+
+/* -- Lifetime -------------------------------------------------------------- */
+
+/* Create a symbolizer. */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (o)
+		s->opts = *o;
+	if (!s->opts.no_lines) {
+		bfd_init();
+		bfd_set_error_handler(sym__bfd_quiet);
+	}
+	return s;
+}
+
+/* Free a symbolizer, its caches and the bfds it opened. */
+void symbolizer__delete(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->objs.cap; i++)
+		if (s->objs.v[i].k)
+			sym_obj__delete(s->objs.v[i].v);
+	free(s->objs.v);
+	free(s->cache.v);
+	while (s->arena) {
+		struct sym_chunk *c = s->arena;
+
+		s->arena = c->next;
+		free(c);
+	}
+	free(s);
+}
+
+/* Counters. */
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
+{
+	return &s->st;
+}

@@ -1,0 +1,119 @@
+#!/bin/bash
+# E2E: nginx (Debian's core package) with the Lua module and OpenResty's
+# luajit2 (unpacked from Debian packages by tests/variants/prepare.sh, loaded
+# by absolute path), 4 workers on 127.0.0.1, under `wrk -t2 -c8 -d5s`.  The
+# handler (tests/nginx/ljsnap_work.lua) does CPU work in a known chain:
+# content_by_lua chunk -> handle -> level1 -> level2 -> leaf.
+# `ljsnap record -p MASTER` must cover the workers that already run, and the
+# ones the master forks while recording (a reload, SIGHUP, replaces all 4).
+# Checks, from `ljsnap report -f folded --pid WORKER`: every one of the 8
+# workers has Lua samples; >= 95% of the samples with Lua code on CPU
+# unwind to the content_by_lua chunk, >= 80% end in the designed chain;
+# `ljsnap doctor WORKER` says openresty GC64 and its live check passes.
+# Everything started is killed at exit; loads are bounded in time.
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/variants/lib.sh"
+need_bpf
+need_prog nginx nginx
+need_prog wrk wrk
+need_prog pgrep procps
+OR=$(variant or-deb) || exit 1
+ORLIB=$OR/root/usr/lib/x86_64-linux-gnu
+for m in ndk_http_module ngx_http_lua_module; do
+	[ -r "$OR/root/usr/lib/nginx/modules/$m.so" ] || fail "$m.so missing in $OR"
+done
+MOD=$top_srcdir/tests/nginx/ljsnap_work.lua
+P=$TMPD/ngx
+mkdir -p "$P/logs" "$P/tmp"
+
+# workers: the worker pids of the master, sorted
+workers() { pgrep -P "$M" | sort -n | tr '\n' ' '; }
+
+# start_nginx PORT: start the master; 0 once 4 workers listen
+start_nginx() {
+	sed -e "s|@ORROOT@|$OR/root|g" -e "s|@PREFIX@|$P|g" -e "s|@PORT@|$1|g" \
+		-e "s|@TESTDIR@|$top_srcdir/tests/nginx|g" "$top_srcdir/tests/nginx/nginx.conf.in" \
+		> "$P/nginx.conf"
+	: > "$P/logs/error.log"
+	LD_LIBRARY_PATH=$ORLIB nginx -p "$P" -c "$P/nginx.conf" > "$P/stdout" 2>&1 &
+	M=$!
+	PIDS_TO_KILL="$PIDS_TO_KILL $M"
+	for _ in $(seq 50); do
+		kill -0 "$M" 2>/dev/null || return 1
+		[ "$(pgrep -c -P "$M")" = 4 ] && http /frames > "$TMPD/frames" 2>/dev/null &&
+			grep -q '^FN leaf' "$TMPD/frames" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# http PATH: body of GET http://127.0.0.1:$PORT/PATH (bash /dev/tcp)
+http() {
+	bash -c 'exec 3<>/dev/tcp/127.0.0.1/$0 && printf "GET $1 HTTP/1.0\r\nHost: x\r\n\r\n" >&3 &&
+		sed "1,/^\r$/d" <&3' "$PORT" "$1"
+}
+
+PORT=
+for try in 1 2 3 4 5; do
+	PORT=$(( 20000 + ($$ * 7 + try * 7919) % 30000 ))
+	start_nginx "$PORT" && break
+	kill "$M" 2>/dev/null; wait "$M" 2>/dev/null
+	PORT=
+done
+[ -n "$PORT" ] || { cat "$P/stdout" "$P/logs/error.log" >&2; fail "nginx did not start with 4 workers"; }
+W1=$(workers)
+note "nginx master $M on 127.0.0.1:$PORT, workers $W1"
+for w in $W1; do
+	grep -q "$ORLIB/libluajit-5.1.so" "/proc/$w/maps" || fail "worker $w does not map luajit2 from $ORLIB"
+done
+http / | grep -q '^ok ' || fail "the Lua handler does not answer"
+
+CAP=$TMPD/nginx.ljsnap
+"$LJSNAP" record -p "$M" -F 499 -d 30 -o "$CAP" > "$TMPD/rec.out" 2> "$TMPD/rec.err" &
+R=$!
+PIDS_TO_KILL="$PIDS_TO_KILL $R"
+wait_for "$TMPD/rec.err" '^ljsnap: recording' 10 || { cat "$TMPD/rec.err" >&2; fail "ljsnap record did not start"; }
+# 1. the workers that ran before recording started
+wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk1" 2>&1 || fail "wrk failed"
+# 2. a reload: the master forks 4 new workers, the old ones exit
+kill -HUP "$M"
+W2=
+for _ in $(seq 100); do
+	W2=$(workers)
+	new=0
+	for w in $W2; do case " $W1 " in *" $w "*) ;; *) new=$((new + 1)) ;; esac; done
+	[ "$new" = 4 ] && [ "$(echo $W2 | wc -w)" = 4 ] && break
+	sleep 0.1
+done
+[ "$new" = 4 ] || fail "the reload did not replace the workers ($W1 -> $W2)"
+note "after the reload: workers $W2"
+wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk2" 2>&1 || fail "wrk failed"
+kill -INT "$R"
+wait "$R" || { cat "$TMPD/rec.err" >&2; fail "ljsnap record failed"; }
+grep -E 'Requests/sec|requests in' "$TMPD/wrk1" "$TMPD/wrk2" | sed 's/^/# /'
+sed -n 's/^ljsnap: pid/pid/p' "$TMPD/rec.err" | sed 's/^/# record: /'
+
+# The designed frames: the content_by_lua chunk, then the module's chain.
+ENTRY=$(awk '/content_by_lua_block/ { n++ } n == 2 { print "main content_by_lua(nginx.conf:" NR ")"; exit }' "$P/nginx.conf")
+CHAIN=$ENTRY$(awk -v c="$MOD" '$1 == "FN" { printf ";%s %s:%s", $2, c, $3 }' "$TMPD/frames")
+note "expected innermost frames: $CHAIN"
+: > "$TMPD/all.folded"
+for w in $W1 $W2; do
+	report_of "w$w" --pid "$w"
+	st=$(unwind_stats "$FOLDED" "$ENTRY" "$CHAIN" "$MOD|content_by_lua(")
+	note "worker $w: $st"
+	assert_ge "$(echo "$st" | awk '{ print $2 }')" 10 "worker $w: too few samples with Lua code on CPU"
+	cat "$FOLDED" >> "$TMPD/all.folded"
+done
+check_unwind nginx-workers "$TMPD/all.folded" "$ENTRY" "$CHAIN" "$MOD|content_by_lua(" 400 80
+
+# doctor on a worker under load
+wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk3" 2>&1 &
+WRK=$!
+PIDS_TO_KILL="$PIDS_TO_KILL $WRK"
+sleep 0.5
+doctor_check nginx-worker "$(echo $W2 | awk '{ print $1 }')" openresty GC64 single-number
+wait "$WRK"
+kill "$M"
+wait "$M" 2>/dev/null
+exit 0

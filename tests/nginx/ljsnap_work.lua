@@ -1,0 +1,37 @@
+-- ljsnap_work.lua -- the request handler of tests/e2e/nginx_workers.sh,
+-- with a known call structure: the content_by_lua chunk calls handle(),
+-- which does CPU work in handle() -> level1() -> level2() -> leaf().
+-- Every request does a bounded amount of work (ITER iterations).
+local M = {}
+local ITER = 20000
+
+local function leaf(n)
+  local s = 0
+  for i = 1, n do s = s + (i * 7) % 13 end
+  return s
+end
+
+local function level2(n)
+  return leaf(n) + 1
+end
+
+local function level1(n)
+  return level2(n) + 1
+end
+
+function M.handle()
+  local r = level1(ITER)
+  ngx.say("ok ", r)
+end
+
+-- "FN name linedefined" lines, as tests/lua/build_chain.lua prints them
+function M.frames()
+  local t = {}
+  for _, p in ipairs({ { "handle", M.handle }, { "level1", level1 }, { "level2", level2 },
+                       { "leaf", leaf } }) do
+    t[#t + 1] = "FN " .. p[1] .. " " .. debug.getinfo(p[2], "S").linedefined
+  end
+  return table.concat(t, "\n")
+end
+
+return M

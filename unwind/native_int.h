@@ -1,0 +1,93 @@
+/*
+ * native_int.h -- internals shared by native.c (the walk, libdw's thread
+ * callbacks) and native_space.c (one Dwfl per mapping set).
+ */
+#ifndef LJSNAP_UNWIND_NATIVE_INT_H
+#define LJSNAP_UNWIND_NATIVE_INT_H
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "unwind/native.h"
+
+#define NATIVE_MAX_SPACES	32
+#define NATIVE_MAX_SEGMENTS	256	/* hook steps / restarts per unwind */
+#define NATIVE_STACK_GUESS	(64ull << 20)	/* stack bytes assumed above the copy when the
+						 * stack mapping is unknown */
+#define NATIVE_CB_STOP		2	/* native__on_frame: stop, w->end says why */
+#define NATIVE_CB_HOOK		3	/* native__on_frame: run the hook on the last frame */
+#define NATIVE_ALL_REGS		((1u << NATIVE_NREGS) - 1)
+
+/* A mapping as the address space keeps it (paths copied). */
+struct native_smap {
+	uint64_t start, end, bias;
+	char *path;
+	uint32_t flags;
+	uint32_t idx;		/* index in the caller's array */
+	uint8_t has_mod;	/* libdw has a module for it */
+};
+
+/* One Dwfl over one mapping set. */
+struct native_space {
+	uint64_t key;
+	struct native_smap *maps;	/* caller's order */
+	uint32_t *sorted;		/* indexes into maps, by start */
+	size_t n;
+	Dwfl *dwfl;
+	Elf *arch_elf;			/* a bare x86_64 ELF header for dwfl_attach_state */
+	const struct native_map *last_v;	/* the caller's array last seen equal */
+	unsigned char ehdr[sizeof(Elf64_Ehdr)];
+	uint64_t last_used;
+};
+
+/* State of the unwind in progress (the Dwfl callbacks' argument is the unwinder). */
+struct native_walk {
+	struct native_space *sp;
+	const struct native_opts *o;
+	const uint8_t *stk;
+	uint64_t stk_lo, stk_hi;	/* [lo, hi) copied */
+	uint64_t beyond_hi;		/* reads in [stk_hi, beyond_hi) mean "copy too short" */
+	struct memsrc stk_ms;		/* stack copy, then o->mem (for the hook) */
+	size_t max_frames;
+	/* current segment */
+	struct native_regs init;
+	uint64_t init_pc;
+	uint8_t init_act, init_how;
+	uint8_t resume_same;		/* first frame of the segment is already recorded */
+	uint8_t skip_hook;		/* do not hand the first frame to the hook again */
+	uint8_t prev_in_mod;
+	size_t seg_frames;
+	/* outcome */
+	enum native_end end;
+	uint64_t fault_addr;
+	int fault_beyond;		/* last failed read was above the copy */
+	int faulted;
+};
+
+struct native_unw {
+	struct native_unw_opts opts;
+	struct native_space **spaces;
+	size_t nspaces;
+	uint64_t clock;
+	struct native_frame *frames;
+	size_t nframes, cap;
+	struct native_walk w;
+	struct native_unw_stats st;
+};
+
+/* libdw's thread callbacks (native.c); the Dwfl argument is the unwinder. */
+extern const Dwfl_Thread_Callbacks native__thread_cb;
+
+/* The address space of m, found or created (least recently used evicted). */
+int native__space(struct native_unw *u, const struct native_maps *m, struct native_space **out);
+
+/* Free an address space. */
+void native_space__delete(struct native_space *s);
+
+/* The mapping of s containing addr, or NULL. */
+const struct native_smap *native_space__find(const struct native_space *s, uint64_t addr);
+
+/* Does the CFI of f's pc say that frame has no caller? */
+int native__outermost(const struct native_space *s, const struct native_frame *f);
+
+#endif /* LJSNAP_UNWIND_NATIVE_INT_H */

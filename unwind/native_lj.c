@@ -1,0 +1,108 @@
+/*
+ * native_lj.c -- LuaJIT's unwind rule for code without CFI (see native.h).
+ *
+ * JIT-compiled traces live in anonymous mappings and have no CFI.  A trace
+ * runs inside the interpreter activation that entered it (BC_JLOOP / JFUNC):
+ * its rsp is the C frame ("cframe", L->cframe & ~3) minus BC_JLOOP's extra
+ * 16 bytes minus the trace's spadjust, so the activation's CFA is cframe +
+ * CFRAME_SIZE, the return address into the C code that entered the VM sits
+ * at CFA - 8, and rbp, rbx, r15, r14 were pushed just below it.  The same
+ * slots give the interpreter's own rule (CFA = rsp + CFRAME_SIZE at its
+ * resting rsp), used here only when the file holding the VM is missing.
+ * Every number comes from the caller; nothing here knows LuaJIT's structs.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/native.h"
+
+/* x86_64 defaults for a given C-frame size and mode. */
+void native_lj_rule__init(struct native_lj_rule *r, uint32_t cf_size, int gc64)
+{
+	memset(r, 0, sizeof(*r));
+	r->cf_size = cf_size;
+	r->jit_save = 1;
+	r->off_r12_cf = 0;
+	r->off_r13_cf = gc64 ? -8 : 8;
+	r->jloop_adjust = 16;
+	r->off_rbp = -16;
+	r->off_rbx = -24;
+	r->off_r15 = -32;
+	r->off_r14 = -40;
+}
+
+/* Restore one callee-saved register from its slot at base + off. */
+static void native_lj__restore(const struct memsrc *mem, uint64_t base, int32_t off, int reg,
+			       struct native_regs *out)
+{
+	uint64_t v, a = base + (uint64_t)(int64_t)off;
+
+	if ((off < 0 && a > base) || (off > 0 && a < base))
+		return;
+	if (memsrc__u64(mem, a, &v) == 0) {
+		out->r[reg] = v;
+		out->valid |= 1u << reg;
+	}
+}
+
+/* Keep a register's value from the frame being stepped. */
+static void native_lj__keep(const struct native_frame *f, int reg, struct native_regs *out)
+{
+	if ((f->regs.valid >> reg) & 1) {
+		out->r[reg] = f->regs.r[reg];
+		out->valid |= 1u << reg;
+	}
+}
+
+/* Step from a trace (or interpreter) frame to the C code that entered the VM. */
+int native__step_lj(void *arg, const struct native_frame *f, const struct memsrc *mem,
+		    struct native_regs *out)
+{
+	const struct native_lj_rule *r = arg;
+	uint64_t cfa, ret, sp = f->sp;
+	int in_trace, in_vm;
+
+	if (!r || !r->cf_size || r->cf_size > 4096 || (r->cf_size & 7))
+		return -EINVAL;
+	in_vm = r->vm_lo < r->vm_hi && f->pc >= r->vm_lo && f->pc < r->vm_hi;
+	in_trace = (r->trace_lo < r->trace_hi && f->pc >= r->trace_lo && f->pc < r->trace_hi) ||
+		   (r->any_unknown && !in_vm && !f->in_module &&
+		    (f->map < 0 || (f->map_flags & NATIVE_MAP_ANON)));
+	if (in_vm && r->cframe && sp <= r->cframe)
+		cfa = r->cframe + r->cf_size;	/* the innermost activation */
+	else if (in_vm && f->in_module)
+		return -ENOENT;			/* an older one: its FDE is right */
+	else if (in_vm)
+		cfa = sp + r->cf_size;
+	else if (!in_trace)
+		return -ENOENT;
+	else if (r->cframe && sp > r->cframe)
+		return -ENOENT;			/* above the activation: not on this trace */
+	else if (r->cframe)
+		cfa = r->cframe + r->cf_size;
+	else
+		cfa = sp + r->jloop_adjust + r->spadjust + r->cf_size;
+	/* The frame must lie above the trace's rsp: anything else is stale data. */
+	if (cfa <= sp || cfa - sp > (1u << 20) + r->cf_size)
+		return -ERANGE;
+	if (memsrc__u64(mem, cfa - 8, &ret) != 0)
+		return -EFAULT;
+	if (ret == 0)
+		return -ERANGE;
+	memset(out, 0, sizeof(*out));
+	out->r[NATIVE_RSP] = cfa;
+	out->r[NATIVE_RIP] = ret;
+	out->valid = 1u << NATIVE_RSP | 1u << NATIVE_RIP;
+	native_lj__restore(mem, cfa, r->off_rbp, NATIVE_RBP, out);
+	native_lj__restore(mem, cfa, r->off_rbx, NATIVE_RBX, out);
+	native_lj__restore(mem, cfa, r->off_r15, NATIVE_R15, out);
+	native_lj__restore(mem, cfa, r->off_r14, NATIVE_R14, out);
+	if (in_vm) {	/* the interpreter leaves r12 and r13 alone */
+		native_lj__keep(f, NATIVE_R12, out);
+		native_lj__keep(f, NATIVE_R13, out);
+	} else if (r->jit_save && r->cframe) {	/* BC_JLOOP saved them at the cframe */
+		native_lj__restore(mem, r->cframe, r->off_r12_cf, NATIVE_R12, out);
+		native_lj__restore(mem, r->cframe, r->off_r13_cf, NATIVE_R13, out);
+	}
+	return 0;
+}
