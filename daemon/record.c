@@ -16,6 +16,7 @@
 #include "daemon/cmds.h"
 #include "daemon/harvest.h"
 #include "daemon/ljdetect.h"
+#include "symtab/ksyms.h"
 #include "daemon/record.h"
 #include "unwind/sample.h"
 
@@ -264,6 +265,53 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	rc->walk_ns += now_ns() - t0;
 }
 
+/* Remember the kernel IPs of a sample, for the KSYMS records at the end. */
+static void note_kernel_ips(struct recorder *rc, const struct ljs_sample *s)
+{
+	const struct ljs_section *k = ljs_sample__section(s, LJS_SEC_KSTACK, -1);
+	uint32_t i;
+
+	for (i = 0; k && rc->kips && i + 8 <= k->len; i += 8) {
+		uint64_t ip;
+
+		memcpy(&ip, k->data + i, 8);
+		if (ksym_ipset__add(rc->kips, ip))
+			break;
+	}
+}
+
+/* Write the kernel symbols that resolve every kernel IP seen. */
+static void write_ksyms(struct recorder *rc)
+{
+	struct snapfile_ksym *sel = NULL;
+	struct ksyms *ks = NULL;
+	const uint64_t *ips;
+	size_t n = 0, nsel = 0, i;
+	int err;
+
+	ips = rc->kips ? ksym_ipset__values(rc->kips, &n) : NULL;
+	if (!n)
+		return;
+	err = ksyms__load(NULL, &ks);
+	if (err) {
+		if (!rc->o.quiet)
+			fprintf(stderr, "ljsnap: kernel symbols unavailable (%s): kernel frames will "
+				"show as addresses\n", err == -EPERM ? "/proc/kallsyms hides addresses; "
+				"run as root or set kernel.kptr_restrict=0" : strerror(-err));
+		return;
+	}
+	if (ksyms__select(ks, ips, n, &sel, &nsel) == 0) {
+		for (i = 0; i < nsel; i += SNAPFILE_KSYMS_PER_REC) {
+			err = snapfile_writer__ksyms(rc->w, sel + i, nsel - i < SNAPFILE_KSYMS_PER_REC ?
+						     nsel - i : SNAPFILE_KSYMS_PER_REC);
+			if (err && !rc->werr)
+				rc->werr = err;
+		}
+	}
+	free(sel);
+	ksyms__delete(ks);
+}
+
 /* Ring-buffer callback: one sample or task event. */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -292,6 +340,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			p->samples++;
 			p->last_sample_ns = s.time_ns;
 		}
+		note_kernel_ips(rc, &s);
 		err = snapfile_writer__sample(rc->w, &s);
 		if (err && !rc->werr)
 			rc->werr = err;
@@ -495,7 +544,8 @@ int cmd_record(int argc, char **argv)
 
 	rc.hv = harvest__new(rc.w, 256u << 20);
 	rc.walker = ljw__new();
-	if (!rc.hv || !rc.walker) {
+	rc.kips = ksym_ipset__new();
+	if (!rc.hv || !rc.walker || !rc.kips) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		goto out;
 	}
@@ -577,12 +627,14 @@ int cmd_record(int argc, char **argv)
 		waitpid(rc.child, &rc.child_status, 0);
 		rc.child_done = 1;
 	}
+	write_ksyms(&rc);
 	finish(&rc, rc.o.quiet);
 	ret = rc.werr ? 1 : 0;
 out:
 	ring_buffer__free(rc.rb);
 	ljw__delete(rc.walker);
 	harvest__delete(rc.hv);
+	ksym_ipset__delete(rc.kips);
 	if (rc.w) {
 		err = snapfile_writer__close(rc.w);
 		if (err) {

@@ -14,6 +14,7 @@
 #include "unwind/ljwalk.h"
 
 struct harvest;
+struct ksym_ipset;
 struct ljs_sample;
 
 struct record_opts {
@@ -50,6 +51,7 @@ struct recorder {
 	struct ljw *walker;
 	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
 	uint64_t walk_ns;	/* time spent walking and harvesting */
+	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 };
 
 /* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "daemon/cmds.h"
+#include "daemon/report_stack.h"
 #include "formats/aggregate.h"
 #include "formats/folded.h"
 #include "formats/snapfile.h"
@@ -40,6 +41,7 @@ struct report_opts {
 	int has_pid, has_tid;
 	uint32_t pid, tid;
 	unsigned top;
+	unsigned stack_flags;	/* RSTACK_* */
 };
 
 /* What the report knows about one process. */
@@ -52,6 +54,7 @@ struct rproc {
 	uint64_t vm_lo, vm_hi;
 	char *build;
 	uint64_t samples;
+	struct procmap *pm;	/* mappings resolved on this machine (native frames) */
 };
 
 struct ptab {
@@ -70,7 +73,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ljsnap report [-f folded|text] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
-		"                     [--top N] FILE\n"
+		"                     [--top N] [--lua-only | --native-only] [--no-kernel] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
 		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
@@ -84,11 +87,17 @@ static void usage(FILE *out)
 		"      --lines          Lua frames by current line ('f x.lua:17') instead of by\n"
 		"                       function ('f x.lua:12', the line where f is defined)\n"
 		"      --top N          rows in each top list of the text summary (default 25)\n"
+		"      --lua-only       only Lua frames and VM-state pseudo frames\n"
+		"      --native-only    native frames only (the VM shows as its C symbols)\n"
+		"      --no-kernel      leave out kernel frames\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Lua frames read 'name chunk:line', the main chunk 'main chunk', builtins by\n"
-		"library name ('string.gsub'); frames running in a JIT trace end in '_[j]'.\n"
-		"The process name is the root of every stack.\n"
+		"Stacks run from the process name (the root) through native frames (unwound\n"
+		"with the DWARF CFI of the files the process mapped, looked up on this machine\n"
+		"by path and build id) and the Lua frames spliced in where the VM runs them,\n"
+		"to kernel frames ('name_[k]').  Lua frames read 'name chunk:line', the main\n"
+		"chunk 'main chunk', builtins by library name ('string.gsub'); frames running\n"
+		"in a JIT trace end in '_[j]', frames inlined into a trace in '_[i]'.\n"
 		"\n"
 		"examples:\n"
 		"  ljsnap report app.ljsnap | less\n"
@@ -120,6 +129,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "tid", required_argument, NULL, 2 },
 		{ "lines", no_argument, NULL, 3 },
 		{ "top", required_argument, NULL, 4 },
+		{ "lua-only", no_argument, NULL, 5 },
+		{ "native-only", no_argument, NULL, 6 },
+		{ "no-kernel", no_argument, NULL, 7 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -167,6 +179,15 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			}
 			o->top = v;
 			break;
+		case 5:
+			o->stack_flags |= RSTACK_LUA_ONLY;
+			break;
+		case 6:
+			o->stack_flags |= RSTACK_NATIVE_ONLY;
+			break;
+		case 7:
+			o->stack_flags |= RSTACK_NO_KERNEL;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -174,6 +195,10 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			usage(stderr);
 			return -EINVAL;
 		}
+	}
+	if ((o->stack_flags & RSTACK_LUA_ONLY) && (o->stack_flags & RSTACK_NATIVE_ONLY)) {
+		fprintf(stderr, "ljsnap report: --lua-only and --native-only exclude each other\n");
+		return -EINVAL;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "ljsnap report: give exactly one capture file\n\n");
@@ -253,16 +278,19 @@ static void ptab__exit(struct ptab *pt)
 {
 	size_t i;
 
-	for (i = 0; i < pt->cap; i++)
+	for (i = 0; i < pt->cap; i++) {
 		free(pt->v[i].build);
+		rstack__procmap_free(pt->v[i].pm);
+	}
 	free(pt->v);
 }
 
 /* Take a PROCESS record: the latest description wins; an exit note only
  * fills in the name of a process never described. */
-static int ptab__process(struct ptab *pt, const struct snapfile_process *sp)
+static int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_process *sp)
 {
 	struct rproc *p = ptab__get(pt, sp->pid);
+	struct procmap *pm = NULL;
 
 	if (!p)
 		return -ENOMEM;
@@ -271,6 +299,10 @@ static int ptab__process(struct ptab *pt, const struct snapfile_process *sp)
 			memcpy(p->comm, sp->comm, sizeof(p->comm));
 		return 0;
 	}
+	if (rstack__procmap(rs, sp, &pm) == -ENOMEM)
+		return -ENOMEM;
+	rstack__procmap_free(p->pm);
+	p->pm = pm;
 	p->described = 1;
 	memcpy(p->comm, sp->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = '\0';
@@ -292,8 +324,8 @@ static int ptab__process(struct ptab *pt, const struct snapfile_process *sp)
 /* -- Pass 1: processes and memory -------------------------------------------------- */
 
 /* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
-static int load(const char *path, struct ptab *pt, struct memtable *mt, struct notes *nt,
-		uint64_t *lost)
+static int load(const char *path, struct ptab *pt, struct rstack *rs, struct memtable *mt,
+		struct notes *nt, uint64_t *lost)
 {
 	struct snapfile_reader *r;
 	struct snapfile_rec rec;
@@ -314,7 +346,10 @@ static int load(const char *path, struct ptab *pt, struct memtable *mt, struct n
 		}
 		switch (rec.kind) {
 		case SNAPFILE_REC_PROCESS:
-			err = ptab__process(pt, &rec.proc);
+			err = ptab__process(pt, rs, &rec.proc);
+			break;
+		case SNAPFILE_REC_KSYMS:
+			err = rstack__ksyms(rs, &rec.ksyms) == -ENOMEM ? -ENOMEM : 0;
 			break;
 		case SNAPFILE_REC_MEMORY: {
 			struct memtable_entry e = {
@@ -341,6 +376,7 @@ static int load(const char *path, struct ptab *pt, struct memtable *mt, struct n
 			goto out;
 		}
 	}
+	rstack__ksyms_done(rs);
 	{
 		const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
 		const char *note = snapfile_reader__note(r);
@@ -370,32 +406,21 @@ struct walkctx {
 	struct memtable *mt;
 	struct agg *agg;
 	struct ljw *w;
+	struct rstack *rs;
 	struct agg_stack sb;
 	uint64_t unknown_pid;		/* samples of pids never described */
 };
 
-/* Push the part of a stack below the Lua frames.  For now a sample with no
- * Lua frame gets one placeholder ([native], or [not in Lua] when a LuaJIT
- * thread was outside the VM); the native unwinder will push real frames
- * here (kernel, C, then the VM entry under the Lua frames). */
-static int stack__native(struct walkctx *c, const struct ljs_sample *s,
-			 const struct ljw_stack *st)
-{
-	const char *ph;
-
-	(void)s;
-	if (st && st->nframes)
-		return 0;
-	ph = st && st->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
-	return agg__push(c->agg, &c->sb, ph, strlen(ph), AGG_NATIVE);
-}
-
-/* Walk one sample and add its stack. */
+/* Walk one sample and add its stack (kernel, native and Lua frames). */
 static int sample__add(struct walkctx *c, const struct ljs_sample *s)
 {
 	struct rproc *p = ptab__get(c->pt, s->pid);
+	const struct ljw_stack *lua = NULL;
+	struct rstack_proc rp;
+	struct memtable_src msrc;
+	struct memsrc sm;
+	struct ljw_stack st;
 	const char *comm;
-	struct ljw_stack st, *stp = NULL;
 	int err;
 
 	if (!p)
@@ -408,33 +433,32 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s)
 	}
 	p->comm[sizeof(p->comm) - 1] = '\0';
 	comm = p->comm[0] ? p->comm : "?";
-	if (p->has_luajit && !(s->flags & LJS_SAMPLE_F_LUAJIT)) {
-		/* Taken before the recorder configured the process: BPF copied no
-		 * LuaJIT state, so there is nothing to walk. */
+	rp.pm = p->pm;
+	rp.has_luajit = p->has_luajit;
+	rp.layout = &p->layout;
+	rp.vm_lo = p->vm_lo;
+	rp.vm_hi = p->vm_hi;
+	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
+	memsrc__init_sample(&sm, s, &msrc.ms);
+	agg_stack__reset(&c->sb);
+	err = rstack__build(c->rs, c->agg, &c->sb, comm, s, &rp, c->w, &sm, &st, &lua);
+	if (!lua && p->has_luajit) {
+		/* Taken before the recorder configured the process (BPF copied no
+		 * LuaJIT state) or an unusable layout: nothing to walk. */
 		memset(&st, 0, sizeof(st));
 		st.end = LJW_END_NO_LUA;
-		stp = &st;
-	} else if (p->has_luajit) {
-		struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
-		struct memtable_src msrc;
-		struct memsrc sm;
-
-		memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
-		memsrc__init_sample(&sm, s, &msrc.ms);
-		/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
-		if (ljw__walk(c->w, &p->layout, s, &sm, &wo, &st) != -EINVAL)
-			stp = &st;
+		lua = &st;
 	}
-	agg__count(c->agg, stp);
-	agg_stack__reset(&c->sb);
-	err = agg__push(c->agg, &c->sb, comm, strlen(comm), AGG_ROOT);
-	if (!err)
-		err = stack__native(c, s, stp);
-	if (!err && stp)
-		err = agg__push_ljw(c->agg, &c->sb, stp);
+	agg__count(c->agg, lua);
 	if (!err)
 		err = agg__add(c->agg, &c->sb, 1);
 	return err;
+}
+
+/* rstack__missing callback: one note per unusable file. */
+static void note_missing(void *arg, const char *line)
+{
+	notes__add(arg, "native frames: %s", line);
 }
 
 /* Walk every selected sample.  0 or negative errno (message printed). */
@@ -465,6 +489,22 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 	if (c->unknown_pid)
 		notes__add(nt, "%" PRIu64 " processes had samples but no description in the file "
 			   "(their stacks show [native])", c->unknown_pid);
+	{
+		const struct rstack_stats *rs = rstack__stats(c->rs);
+
+		if (rs->native)
+			notes__add(nt, "native stacks: %" PRIu64 " samples unwound, %" PRIu64 " (%.1f%%) "
+				   "to the outermost frame; %" PRIu64 " with Lua frames spliced in",
+				   rs->native, rs->native_complete,
+				   100.0 * rs->native_complete / rs->native, rs->spliced);
+		if (rs->lua_unplaced)
+			notes__add(nt, "%" PRIu64 " samples had Lua frames below where the native unwind "
+				   "stopped (kept at the bottom of the stack)", rs->lua_unplaced);
+		if (rs->ksym_missing)
+			notes__add(nt, "%" PRIu64 " kernel frames had no symbol in the file",
+				   rs->ksym_missing);
+		rstack__missing(c->rs, note_missing, nt);
+	}
 	snapfile_reader__close(r);
 	return err;
 }
@@ -549,7 +589,8 @@ int cmd_report(int argc, char **argv)
 	mt = memtable__new();
 	c.agg = agg__new(o.lines ? AGG_LINES : 0);
 	c.w = ljw__new();
-	if (!mt || !c.agg || !c.w) {
+	c.rs = rstack__new(o.stack_flags);
+	if (!mt || !c.agg || !c.w || !c.rs) {
 		fprintf(stderr, "ljsnap report: out of memory\n");
 		goto out;
 	}
@@ -564,7 +605,7 @@ int cmd_report(int argc, char **argv)
 		}
 		out = f;
 	}
-	if (load(o.file, &pt, mt, &nt, &lost))
+	if (load(o.file, &pt, c.rs, mt, &nt, &lost))
 		goto out;
 	for (i = 0; i < pt.cap && memtable__count(mt) == 0; i++)
 		if (pt.v[i].used && pt.v[i].has_luajit) {
@@ -603,9 +644,10 @@ out:
 		fclose(out);
 	agg_stack__exit(&c.sb);
 	ljw__delete(c.w);
+	ptab__exit(&pt);
+	rstack__delete(c.rs);
 	agg__delete(c.agg);
 	memtable__delete(mt);
-	ptab__exit(&pt);
 	notes__exit(&nt);
 	return ret;
 }

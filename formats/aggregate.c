@@ -466,6 +466,15 @@ int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
 }
 
 /* Push a walk's frames, outermost first. */
+/* Append an interned frame id to a stack being built. */
+int agg_stack__push_id(struct agg_stack *sb, uint32_t id)
+{
+	if (grow((void **)&sb->ids, &sb->cap, sb->n + 1, sizeof(*sb->ids)))
+		return -ENOMEM;
+	sb->ids[sb->n++] = id;
+	return 0;
+}
+
 int agg__push_ljw(struct agg *a, struct agg_stack *sb, const struct ljw_stack *st)
 {
 	char name[AGG_NAME_MAX];

@@ -107,6 +107,8 @@ int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
 	      enum agg_cls cls);
 /* Push a walk's frames, outermost first (the walker lists innermost first). */
 int agg__push_ljw(struct agg *a, struct agg_stack *sb, const struct ljw_stack *st);
+/* Append an id from agg__frame (callers that build a stack out of order). */
+int agg_stack__push_id(struct agg_stack *sb, uint32_t id);
 
 /* Add count samples of a stack.  0, -EINVAL (empty stack, bad id), -ENOMEM. */
 int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count);

@@ -18,7 +18,7 @@ run_case() {	# name, luajit flags
 	[ -n "$rec" ] && [ -n "$depth" ] || fail "$case: the script did not run"
 	pid=$("$LJSNAP" info "$cap" | awk '/^  pid [0-9]+ \(ppid/ && /luajit/ { print $2; exit }')
 	[ -n "$pid" ] || fail "$case: no luajit process in the capture"
-	"$LJSNAP" report -f folded --pid "$pid" -o "$TMPD/$case.folded" "$cap" 2> "$TMPD/$case.rerr" ||
+	"$LJSNAP" report -f folded --lua-only --pid "$pid" -o "$TMPD/$case.folded" "$cap" 2> "$TMPD/$case.rerr" ||
 		{ cat "$TMPD/$case.rerr" >&2; fail "$case: ljsnap report failed"; }
 	# Per line: is it luajit;[C frames of luajit's pmain;]main;rec x depth
 	# (the bottom may run in a trace)?

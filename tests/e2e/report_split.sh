@@ -12,7 +12,8 @@ need_prog luajit luajit
 SCRIPT=$top_srcdir/tests/lua/report_split.lua
 
 # share NAME LINEDEFINED FOLDED TOTAL: per mille of the samples whose stack
-# is luajit;[host C frames;]main;driver;NAME (NAME possibly in a trace).
+# is luajit;[host C frames;]main;driver;NAME (NAME possibly in a trace), in the
+# Lua view of the stacks (--lua-only; the stitched native view is tested elsewhere).
 # luajit runs the main chunk from C (pmain via lua_cpcall): frames below the
 # main chunk are allowed if they are C frames, never [unknown] ones.
 share() {
@@ -42,7 +43,7 @@ run_case() {	# name, luajit flags
 	[ -n "$DRIVER" ] || fail "$case: the script did not run"
 	pid=$("$LJSNAP" info "$cap" | awk '/^  pid [0-9]+ \(ppid/ && /luajit/ { print $2; exit }')
 	[ -n "$pid" ] || fail "$case: no luajit process in the capture"
-	"$LJSNAP" report -f folded --pid "$pid" -o "$TMPD/$case.folded" "$cap" 2> "$TMPD/$case.rerr" ||
+	"$LJSNAP" report -f folded --lua-only --pid "$pid" -o "$TMPD/$case.folded" "$cap" 2> "$TMPD/$case.rerr" ||
 		{ cat "$TMPD/$case.rerr" >&2; fail "$case: ljsnap report -f folded failed"; }
 	"$LJSNAP" report -f text --pid "$pid" "$cap" > "$TMPD/$case.txt" 2>&1 ||
 		{ cat "$TMPD/$case.txt" >&2; fail "$case: ljsnap report -f text failed"; }

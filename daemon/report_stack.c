@@ -1,0 +1,396 @@
+/*
+ * report_stack.c -- kernel + native + Lua frames of one sample, stitched.
+ *
+ * The native unwinder (unwind/native.c) gives the user stack as the CPU saw
+ * it: each entry into the LuaJIT VM (lj_vm_call, lj_vm_pcall, lj_vm_resume,
+ * lj_vm_cpcall, or the trace code running in such an activation) is one
+ * native frame.  The walker (unwind/ljwalk.c) gives the Lua frames, which
+ * split into activations at every entry from C (FRAME_C/FRAME_CP links) and
+ * at every coroutine boundary.  Innermost first, the n-th VM frame is
+ * replaced by the n-th Lua activation; a Lua-side C-function frame is
+ * dropped when its native frames are already there.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/report_stack.h"
+#include "symtab/buildid.h"
+#include "symtab/ksyms.h"
+#include "symtab/objfile.h"
+#include "symtab/symbolize.h"
+#include "unwind/native.h"
+
+struct rstack {
+	unsigned flags;
+	struct objcache *oc;
+	struct symbolizer *sym;
+	struct native_unw *u;
+	struct ksyms *ks;
+	int ks_done;
+	struct rstack_stats st;
+	uint32_t *ids;		/* the sample's frames, innermost first */
+	size_t nids, cap;
+	int last_native;	/* the frame pushed last was native */
+};
+
+/* Create a stack builder. */
+struct rstack *rstack__new(unsigned flags)
+{
+	struct rstack *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->flags = flags;
+	r->oc = objcache__new(NULL);
+	r->sym = symbolizer__new(NULL);
+	r->u = native_unw__new(NULL);
+	r->ks = ksyms__new();
+	if (!r->oc || !r->sym || !r->u || !r->ks) {
+		rstack__delete(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Free it. */
+void rstack__delete(struct rstack *r)
+{
+	if (!r)
+		return;
+	native_unw__delete(r->u);
+	symbolizer__delete(r->sym);
+	objcache__delete(r->oc);
+	ksyms__delete(r->ks);
+	free(r->ids);
+	free(r);
+}
+
+/* Resolve a PROCESS record's mappings. */
+int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct procmap **out)
+{
+	*out = NULL;
+	if (!sp->nmaps)
+		return 0;
+	return procmap__new(r->oc, sp->maps, sp->nmaps, out);
+}
+
+/* Free a procmap. */
+void rstack__procmap_free(struct procmap *pm)
+{
+	procmap__delete(pm);
+}
+
+/* Add the symbols of a KSYMS record. */
+int rstack__ksyms(struct rstack *r, const struct snapfile_ksyms *k)
+{
+	return ksyms__add_records(r->ks, k->syms, k->n);
+}
+
+/* Sort the kernel symbols for lookups. */
+int rstack__ksyms_done(struct rstack *r)
+{
+	r->ks_done = 1;
+	return ksyms__finish(r->ks);
+}
+
+/* Counters. */
+const struct rstack_stats *rstack__stats(const struct rstack *r)
+{
+	return &r->st;
+}
+
+/* Append an interned frame (innermost first). */
+static int put(struct rstack *r, struct agg *agg, const char *name, size_t len, enum agg_cls cls)
+{
+	long id = agg__frame(agg, name, len, cls);
+
+	if (id < 0)
+		return (int)id;
+	if (r->nids == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 256;
+		uint32_t *nv = realloc(r->ids, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		r->ids = nv;
+		r->cap = ncap;
+	}
+	r->ids[r->nids++] = (uint32_t)id;
+	r->last_native = cls == AGG_NATIVE || cls == AGG_KERNEL;
+	return 0;
+}
+
+/* Kernel frames of the sample, innermost first, as "name_[k]". */
+static int put_kernel(struct rstack *r, struct agg *agg, const struct ljs_sample *s)
+{
+	const struct ljs_section *k = ljs_sample__section(s, LJS_SEC_KSTACK, -1);
+	char name[AGG_NAME_MAX];
+	uint32_t i;
+	int n, err;
+
+	if (!k || k->len < 8)
+		return 0;
+	r->st.kernel++;
+	for (i = 0; i + 8 <= k->len; i += 8) {
+		const struct ksym *ks = NULL;
+		uint64_t ip, off;
+
+		memcpy(&ip, k->data + i, 8);
+		if (!ip)
+			continue;
+		if (r->ks_done)
+			ks = ksyms__find(r->ks, ip, &off);
+		if (ks)
+			n = snprintf(name, sizeof(name), "%s_[k]", ks->name);
+		else {
+			r->st.ksym_missing++;
+			n = snprintf(name, sizeof(name), "0x%" PRIx64 "_[k]", ip);
+		}
+		err = put(r, agg, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+			  AGG_KERNEL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Name a native frame: its symbol, else module+0xoffset, else a class. */
+static int put_native(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+		      const struct native_frame *f)
+{
+	const struct sym_info *si = NULL;
+	char name[AGG_NAME_MAX];
+	int in_vm = f->pc >= p->vm_lo && f->pc < p->vm_hi;
+	int n;
+
+	if (p->pm && symbolizer__pc(r->sym, p->pm, f->pc, !f->activation, &si) == 0 && si->name)
+		n = snprintf(name, sizeof(name), "%s", si->name);
+	else if (in_vm)
+		n = snprintf(name, sizeof(name), "[LuaJIT interpreter]");
+	else if (f->map_flags & NATIVE_MAP_ANON)
+		n = snprintf(name, sizeof(name), "[JIT code]");
+	else if (si)
+		n = sym_info__format(si, name, sizeof(name));
+	else
+		n = snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
+	if (n < 0)
+		return -EINVAL;
+	return put(r, agg, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+		   AGG_NATIVE);
+}
+
+/* Lua frames [from, to) of the walk, innermost first. */
+static int put_lua(struct rstack *r, struct agg *agg, const struct ljw_stack *ls, size_t from,
+		   size_t to)
+{
+	char name[AGG_NAME_MAX];
+	size_t i, n;
+	int err;
+
+	for (i = from; i < to; i++) {
+		const struct ljw_frame *f = &ls->frames[i];
+
+		/* A C function's own native frames are already above it. */
+		if (f->kind == LJW_FRAME_C && r->last_native && i == from)
+			continue;
+		n = agg__ljw_name(f, agg__flags(agg), name, sizeof(name));
+		err = put(r, agg, name, n, agg__ljw_cls(f));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* End of the Lua activation that starts at frame i (exclusive). */
+static size_t activation_end(const struct ljw_stack *ls, size_t i)
+{
+	for (; i < ls->nframes; i++) {
+		if (ls->frames[i].flags & LJW_F_CCALL)
+			return i + 1;	/* entered from C: the bottom of this activation */
+		if (i + 1 < ls->nframes && (ls->frames[i + 1].flags & LJW_F_COROUTINE_BOUNDARY))
+			return i + 1;	/* the resumer's frames run in another activation */
+	}
+	return ls->nframes;
+}
+
+/*
+ * Is this native frame an activation of the VM: the interpreter, or trace
+ * machine code (an anonymous mapping, or one created after the process was
+ * described, so in no recorded mapping at all)?
+ */
+static int is_vm_frame(const struct rstack_proc *p, const struct native_frame *f)
+{
+	if (f->pc >= p->vm_lo && f->pc < p->vm_hi)
+		return 1;
+	return (f->map_flags & NATIVE_MAP_ANON) || f->map < 0;
+}
+
+/* Little-endian integer of n bytes at addr inside a section, or 0. */
+static uint64_t sec_u(const struct ljs_section *sec, uint64_t addr, unsigned n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (!sec || addr < sec->addr || addr - sec->addr + n > sec->len)
+		return 0;
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)sec->data[addr - sec->addr + i] << (8 * i);
+	return v;
+}
+
+/* LuaJIT's rule for code without CFI, from the sample's L window and trace
+ * header.  1 when a rule applies. */
+static int lj_rule(const struct rstack_proc *p, const struct ljs_sample *s,
+		   struct native_lj_rule *rule)
+{
+	const struct ljs_section *L = ljs_sample__section(s, LJS_SEC_L, -1);
+	const struct ljs_section *T = ljs_sample__section(s, LJS_SEC_TRACE, -1);
+	const struct lj_layout *lay = p->layout;
+
+	if (!p->has_luajit || !lay || !lay->cf_size)
+		return 0;
+	native_lj_rule__init(rule, lay->cf_size, !!(lay->flags & LJ_LAYOUT_F_GC64));
+	rule->vm_lo = p->vm_lo;
+	rule->vm_hi = p->vm_hi;
+	if (L)
+		rule->cframe = sec_u(L, L->addr + lay->l_cframe, 8) & ~(uint64_t)3;
+	if (T && lay->t_mcode && lay->t_szmcode) {
+		rule->trace_lo = sec_u(T, T->addr + lay->t_mcode, 8);
+		rule->trace_hi = rule->trace_lo + sec_u(T, T->addr + lay->t_szmcode, 4);
+		rule->spadjust = (uint32_t)sec_u(T, T->addr + lay->t_spadjust, 2);
+		rule->any_unknown = 1;
+	}
+	return rule->trace_lo < rule->trace_hi || rule->vm_lo < rule->vm_hi;
+}
+
+/* Native frames with the Lua activations spliced in. */
+static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+			const struct native_stack *ns, const struct ljw_stack *ls)
+{
+	int splice = ls && ls->nframes && !(r->flags & RSTACK_NATIVE_ONLY);
+	size_t i, next = 0;
+	int err = 0, used = 0;
+
+	for (i = 0; i < ns->nframes && !err; i++) {
+		const struct native_frame *f = &ns->frames[i];
+
+		if (splice && next < ls->nframes && is_vm_frame(p, f)) {
+			size_t end = activation_end(ls, next);
+
+			err = put_lua(r, agg, ls, next, end);
+			next = end;
+			used = 1;
+			continue;
+		}
+		err = put_native(r, agg, p, f);
+	}
+	if (!err && splice && next < ls->nframes) {
+		/* The native unwind stopped above some VM entry: keep the Lua
+		 * frames, below what was unwound. */
+		r->st.lua_unplaced++;
+		err = put_lua(r, agg, ls, next, ls->nframes);
+	}
+	r->st.spliced += used;
+	return err;
+}
+
+/* Build and push the whole stack of one sample; see report_stack.h. */
+int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const char *comm,
+		  const struct ljs_sample *s, const struct rstack_proc *p, struct ljw *w,
+		  const struct memsrc *ms, struct ljw_stack *lst, const struct ljw_stack **lua)
+{
+	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
+	struct native_stack ns;
+	struct native_lj_rule rule;
+	struct ljs_regs vmr;
+	int have_ns = 0, err = 0;
+	size_t i;
+
+	r->nids = 0;
+	r->last_native = 0;
+	*lua = NULL;
+	if (!(r->flags & RSTACK_LUA_ONLY) && p->pm && (s->flags & LJS_SAMPLE_F_REGS_VALID)) {
+		struct native_opts no = { 0 };
+		struct memsrc files;
+
+		procmap__memsrc_init(&files, p->pm, NULL);
+		no.mem = &files;
+		if (lj_rule(p, s, &rule)) {
+			no.step_unknown = native__step_lj;
+			no.step_arg = &rule;
+			no.hook_lo = rule.vm_lo;
+			no.hook_hi = rule.vm_hi;
+		}
+		if (native__unwind_sample(r->u, &p->pm->nmaps, s, &no, &ns) == 0 && ns.nframes) {
+			have_ns = 1;
+			r->st.native++;
+			r->st.native_complete += ns.complete;
+		}
+	}
+	if (p->has_luajit && (s->flags & LJS_SAMPLE_F_LUAJIT)) {
+		long vm = have_ns ? native_stack__find(&ns, p->vm_lo, p->vm_hi) : -1;
+
+		if (vm >= 0) {
+			native_frame__to_ljs_regs(&ns.frames[vm], &vmr);
+			wo.vm_regs = &vmr;
+		}
+		/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
+		if (ljw__walk(w, p->layout, s, ms, &wo, lst) != -EINVAL)
+			*lua = lst;
+	}
+
+	if (!(r->flags & (RSTACK_LUA_ONLY | RSTACK_NO_KERNEL)))
+		err = put_kernel(r, agg, s);
+	if (!err && have_ns)
+		err = put_stitched(r, agg, p, &ns, *lua);
+	else if (!err && *lua && !(r->flags & RSTACK_NATIVE_ONLY))
+		err = put_lua(r, agg, *lua, 0, (*lua)->nframes);
+	if (!err && !r->nids) {
+		const char *ph = *lua && (*lua)->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
+
+		err = put(r, agg, ph, strlen(ph), AGG_NATIVE);
+	}
+	if (!err)
+		err = agg__push(agg, sb, comm, strlen(comm), AGG_ROOT);
+	for (i = r->nids; !err && i > 0; i--)
+		err = agg_stack__push_id(sb, r->ids[i - 1]);
+	return err;
+}
+
+struct missing_ctx {
+	void (*cb)(void *arg, const char *line);
+	void *arg;
+	size_t n;
+};
+
+/* objcache__foreach callback: one line per file that was needed but not usable. */
+static int missing_one(struct objfile *obj, void *arg)
+{
+	struct missing_ctx *m = arg;
+	char hex[2 * BUILDID_MAX + 1], line[1024];
+
+	if (!obj->hits || (obj->status == OBJFILE_OK && obj->verified))
+		return 0;
+	if (obj->status == OBJFILE_OK)
+		return 0;	/* found, build id not recorded: used as is */
+	snprintf(line, sizeof(line), "%s: %s (build id %s), %llu frame lookups",
+		 obj->path, objfile_status__name(obj->status),
+		 obj->build_id_len ? buildid__hex(obj->build_id, obj->build_id_len, hex, sizeof(hex))
+				   : "not recorded",
+		 (unsigned long long)obj->hits);
+	m->cb(m->arg, line);
+	m->n++;
+	return 0;
+}
+
+/* Report files that native frames needed but could not use. */
+size_t rstack__missing(struct rstack *r, void (*cb)(void *arg, const char *line), void *arg)
+{
+	struct missing_ctx m = { cb, arg, 0 };
+
+	objcache__foreach(r->oc, missing_one, &m);
+	return m.n;
+}
