@@ -378,6 +378,12 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 			err_inc(LJS_ERR_G_FROM_CACHE);
 		}
 	}
+	if (!g && c->g_hint && g_valid(c, c->g_hint)) {
+		g = c->g_hint;
+		hdr->flags |= LJS_SAMPLE_F_G_FROM_HINT;
+		err_inc(LJS_ERR_G_FROM_HINT);
+		bpf_map_update_elem(&tid_g, &tid, &g, BPF_ANY);
+	}
 	if (!g) {
 		err_inc(LJS_ERR_NO_G);
 		return;

@@ -62,6 +62,7 @@ struct ljs_regs {
 #define LJS_SAMPLE_F_G_FROM_REG		0x4	/* g derived from r14 and validated */
 #define LJS_SAMPLE_F_G_FROM_CACHE	0x8	/* g taken from the tid -> g cache */
 #define LJS_SAMPLE_F_REGS_VALID		0x10	/* user registers are present */
+#define LJS_SAMPLE_F_G_FROM_HINT	0x20	/* g from the process's g_hint */
 
 /* A sample record: header, then nsec sections, each 8-byte aligned. */
 struct ljs_sample_hdr {
@@ -152,6 +153,10 @@ struct ljs_proc_cfg {
 	__u32 cf_l;		/* SAVE_L offset in the C frame */
 	__u32 cf_prev;		/* SAVE_CFRAME offset */
 	__u32 lstack_bytes;	/* Lua stack budget for cur_L */
+	__u32 pad;
+	__u64 g_hint;		/* a global_State of this process seen before (0 = none):
+				 * tried, validated, when r14 is not DISPATCH (non-GC64
+				 * traces, C code) and the thread has no cached g yet */
 };
 
 /* -- Error counters (per-CPU array, one slot per reason) ------------------ */
@@ -177,6 +182,7 @@ enum ljs_err {
 	LJS_ERR_REC_FULL,		/* a section did not fit the record */
 	LJS_ERR_TASK_EVENTS,		/* fork/exec/exit events submitted */
 	LJS_ERR_TASK_EVENT_LOST,	/* fork/exec/exit events lost */
+	LJS_ERR_G_FROM_HINT,		/* g taken from the process's g_hint */
 	LJS_ERR__MAX
 };
 
@@ -185,6 +191,6 @@ enum ljs_err {
 	"ustack_fault", "kstack_fail", "g_reg_invalid", "g_from_cache", \
 	"no_g", "g_fault", "l_fault", "lstack_truncated", "lstack_fault", \
 	"trace_fault", "resumer_fault", "resumers_cut", "record_full", \
-	"task_events", "task_event_lost" }
+	"task_events", "task_event_lost", "g_from_hint" }
 
 #endif /* LJSNAP_BPF_H */

@@ -141,4 +141,5 @@ void proctab__cfg(const struct proc *p, uint32_t lstack_bytes, struct ljs_proc_c
 	c->cf_l = l->cf_l;
 	c->cf_prev = l->cf_prev;
 	c->lstack_bytes = lstack_bytes;
+	c->g_hint = p->g_hint;
 }

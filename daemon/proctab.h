@@ -25,6 +25,8 @@ struct proc {
 	uint64_t vm_lo, vm_hi;
 	char build[128];		/* human description of the LuaJIT build */
 	uint32_t cfg_gen;		/* generation pushed to BPF (0 = none) */
+	uint64_t g_hint;		/* a global_State seen in this process (0 = none) */
+	uint64_t g_hint_ns;		/* when it was last published */
 	uint64_t samples;		/* samples written for this pid */
 	uint64_t last_sample_ns;
 	uint64_t inspected_ns;		/* monotonic time of the last inspection */

@@ -265,6 +265,25 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	rc->walk_ns += now_ns() - t0;
 }
 
+/*
+ * Tell BPF about a global_State this process uses: threads whose r14 is not
+ * DISPATCH (non-GC64 traces, C code) and that have no cached g yet try it
+ * (validated) before giving up.  Bounded: a process with several VMs that
+ * alternate republishes at most once a second.
+ */
+static void set_g_hint(struct recorder *rc, struct proc *p, uint64_t g)
+{
+	struct ljs_proc_cfg cfg;
+	uint64_t now = now_ns();
+
+	if (p->g_hint && now - p->g_hint_ns < 1000000000ull)
+		return;
+	p->g_hint = g;
+	p->g_hint_ns = now;
+	proctab__cfg(p, rc->o.lstack_bytes, &cfg);
+	bpfload__set_cfg(&rc->bl, p->pid, &cfg);
+}
+
 /* Remember the kernel IPs of a sample, for the KSYMS records at the end. */
 static void note_kernel_ips(struct recorder *rc, const struct ljs_sample *s)
 {
@@ -348,8 +367,11 @@ static int on_event(void *ctx, void *data, size_t size)
 			rc->samples++;
 			rc->sample_bytes += size;
 		}
-		if (p && p->has_luajit && s.g)
+		if (p && p->has_luajit && s.g) {
+			if (s.g != p->g_hint)
+				set_g_hint(rc, p, s.g);
 			harvest_sample(rc, p, &s);
+		}
 		return 0;
 	case LJS_REC_FORK:
 	case LJS_REC_EXEC:
@@ -378,6 +400,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			p->has_luajit = 0;
 			p->cfg_gen = 0;
 			p->maps_sig = 0;
+			p->g_hint = 0;
 		} else {
 			bpfload__del_cfg(&rc->bl, p->pid);
 			if (!rc->o.all)
