@@ -204,7 +204,9 @@ int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint
 			return n;
 		}
 	}
-	if (w->o->trace_scan && !in_vm) {
+	/* Scan memory for RIP, unless the sample's own header says the trace
+	 * there now is not the one that ran (it would find the new one). */
+	if (w->o->trace_scan && !in_vm && !ts->stale) {
 		n = trace__scan(w, ip, w->o->trace_scan, &h2);
 		if (n >= 0) {
 			ts->traceno = n;

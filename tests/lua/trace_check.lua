@@ -121,9 +121,11 @@ local function fail(msg, s)
 end
 
 -- Check the walked samples; names maps function objects to the names their
--- callers give them.  Returns per-name counts of "inlined directly above
--- its declared caller" (limits.above = { name = caller }) and totals.
-function M.check(samples, names, above)
+-- callers give them; above = { name = caller name } pairs to count ("inlined
+-- directly above its declared caller"); protolines = the linedefined of
+-- prototypes a trace may have specialized calls to (frames without a
+-- function constant).  Returns the counts.
+function M.check(samples, names, above, protolines)
   local byname, byaddr = {}, {}
   for f, n in pairs(names) do byname[addr(f)] = n end
   for _, r in pairs(rec) do
@@ -132,7 +134,8 @@ function M.check(samples, names, above)
       if a then byaddr[a] = fn end
     end
   end
-  local st = { samples = #samples, ontrace = 0, snap = 0, call = 0, fallback = 0, above = {} }
+  local st = { samples = #samples, ontrace = 0, snap = 0, call = 0, fallback = 0, above = {},
+               byproto = 0 }
   for _, s in ipairs(samples) do
     if s.traceno >= 0 and s.vmstate_name == "trace" then
       st.ontrace = st.ontrace + 1
@@ -151,14 +154,22 @@ function M.check(samples, names, above)
         end
         for i = 1, n do
           local w = want[i]
-          if (type(w) == "string" and "builtin#" .. fr[i].ffid ~= w) or
-             (type(w) ~= "string" and fr[i].fn ~= w) then
+          if w == -1 then
+            -- no function constant: a call LuaJIT specialized to the
+            -- prototype; the walker knows the prototype, not the closure
+            if fr[i].fn ~= 0 or fr[i].pt == 0 or fr[i].kind ~= 0 or
+               not (protolines or {})[fr[i].linedefined] then
+              fail("inlined frame " .. i .. " (no function constant) not shown by its prototype", s)
+            end
+            st.byproto = st.byproto + 1
+          elseif (type(w) == "string" and "builtin#" .. fr[i].ffid ~= w) or
+                 (type(w) ~= "string" and fr[i].fn ~= w) then
             fail("inlined frame " .. i .. " is not the snapshot's function", s)
           end
         end
         if not fr[n + 1] or not fr[n + 1].trace then fail("no _[j] frame below the inlined ones", s) end
         -- (b) the innermost Lua position is an instruction the trace recorded
-        if top.kind == 0 then
+        if top.kind == 0 and top.fn ~= 0 then
           local fn = byaddr[top.fn]
           if not fn or not rec[s.traceno] or not rec[s.traceno][fn] or
              not rec[s.traceno][fn][top.pos] then

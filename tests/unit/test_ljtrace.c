@@ -489,6 +489,14 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	CHECK(n == 2 && st.trace.src == LJW_TS_STALE && st.frames[0].line == 11 &&
 	      !(st.frames[0].flags & LJW_F_INLINED), "%s: stale: src %s, %d frames", mode,
 	      ljw_tsrc__name(st.trace.src), n);
+	/* ... and a scan of memory must not pick the trace that is there now */
+	W64(w->T + lay.t_mcode, MCODE + 150 - 10);
+	o.trace_scan = 16;
+	n = world_walk(w, wk, &o, &st, ln);
+	CHECK(st.trace.src == LJW_TS_STALE && st.trace.found == LJW_TF_VMSTATE,
+	      "%s: stale + scan: src %s found %s", mode, ljw_tsrc__name(st.trace.src),
+	      ljw_tfound__name(st.trace.found));
+	o.trace_scan = 0;
 	W64(w->T + lay.t_mcode, MCODE);
 	/* The sample's TRACE window holds another trace (number reused). */
 	world_sample(w, w->T5, MCODE + 150);
