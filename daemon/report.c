@@ -42,6 +42,7 @@ struct report_opts {
 	uint32_t pid, tid;
 	unsigned top;
 	unsigned stack_flags;	/* RSTACK_* */
+	int by_trace;		/* text: a table of samples per JIT trace */
 };
 
 /* What the report knows about one process. */
@@ -73,7 +74,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ljsnap report [-f folded|text] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
-		"                     [--top N] [--lua-only | --native-only] [--no-kernel] FILE\n"
+		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
+		"                     [--by-trace] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
 		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
@@ -90,6 +92,7 @@ static void usage(FILE *out)
 		"      --lua-only       only Lua frames and VM-state pseudo frames\n"
 		"      --native-only    native frames only (the VM shows as its C symbols)\n"
 		"      --no-kernel      leave out kernel frames\n"
+		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Stacks run from the process name (the root) through native frames (unwound\n"
@@ -132,6 +135,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "lua-only", no_argument, NULL, 5 },
 		{ "native-only", no_argument, NULL, 6 },
 		{ "no-kernel", no_argument, NULL, 7 },
+		{ "by-trace", no_argument, NULL, 8 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -187,6 +191,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 7:
 			o->stack_flags |= RSTACK_NO_KERNEL;
+			break;
+		case 8:
+			o->by_trace = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -399,6 +406,113 @@ out:
 
 /* -- Pass 2: samples ------------------------------------------------------------- */
 
+/* Samples per JIT trace, keyed by its name; and how they were attributed. */
+struct tracetab {
+	struct tcount {
+		char *name;	/* "TRACE_<n>::chunk:line (root <r>)", NULL = empty slot */
+		uint64_t n;
+	} *v;
+	size_t n, cap;		/* cap: power of two */
+	uint64_t src[LJW__TS_MAX];
+};
+
+/* Count one trace sample (names with a hash of their own: traces are few). */
+static int tracetab__add(struct tracetab *t, const struct ljw_trace *tr)
+{
+	char name[512];
+	size_t i, h = 5381;
+	const char *c;
+
+	t->src[tr->src < LJW__TS_MAX ? tr->src : 0]++;
+	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", tr->traceno,
+		 tr->chunk ? tr->chunk : "?", tr->startline, tr->root);
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64, k;
+		struct tcount *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		for (k = 0; k < t->cap; k++) {
+			size_t hh = 5381;
+
+			if (!t->v[k].name)
+				continue;
+			for (c = t->v[k].name; *c; c++)
+				hh = hh * 33 + (unsigned char)*c;
+			for (i = hh & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
+				;
+			nv[i] = t->v[k];
+		}
+		free(t->v);
+		t->v = nv;
+		t->cap = ncap;
+	}
+	for (c = name; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	for (i = h & (t->cap - 1); t->v[i].name; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->v[i].name, name)) {
+			t->v[i].n++;
+			return 0;
+		}
+	t->v[i].name = strdup(name);
+	if (!t->v[i].name)
+		return -ENOMEM;
+	t->v[i].n = 1;
+	t->n++;
+	return 0;
+}
+
+/* qsort: by count descending, then name. */
+static int tcount__cmp(const void *x, const void *y)
+{
+	const struct tcount *a = x, *b = y;
+
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Print how trace samples were attributed, and (--by-trace) the top traces. */
+static void tracetab__write(struct tracetab *t, int by_trace, unsigned top, FILE *out)
+{
+	uint64_t total = 0;
+	size_t i, k = 0;
+
+	for (i = 1; i < LJW__TS_MAX; i++)
+		total += t->src[i];
+	if (!total)
+		return;
+	fprintf(out, "\nJIT trace samples: %" PRIu64 ", attributed by\n", total);
+	for (i = 1; i < LJW__TS_MAX; i++)
+		if (t->src[i])
+			fprintf(out, "  %-34s %8" PRIu64 " %5.1f%%\n", ljw_tsrc__name(i), t->src[i],
+				100.0 * t->src[i] / total);
+	if (!by_trace)
+		return;
+	for (i = 0; i < t->cap; i++)
+		if (t->v[i].name)
+			t->v[k++] = t->v[i];
+	qsort(t->v, k, sizeof(*t->v), tcount__cmp);
+	fprintf(out, "\ntop traces (%zu distinct):\n", k);
+	for (i = 0; i < k && i < (top ? top : 25); i++)
+		fprintf(out, "  %8" PRIu64 " %5.1f%%  %s\n", t->v[i].n, 100.0 * t->v[i].n / total,
+			t->v[i].name);
+	for (i = 0; i < k; i++)
+		free(t->v[i].name);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Free the table (when tracetab__write did not). */
+static void tracetab__exit(struct tracetab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->v[i].name);
+	free(t->v);
+}
+
 /* State of the sample pass. */
 struct walkctx {
 	const struct report_opts *o;
@@ -407,6 +521,7 @@ struct walkctx {
 	struct agg *agg;
 	struct ljw *w;
 	struct rstack *rs;
+	struct tracetab tt;
 	struct agg_stack sb;
 	uint64_t unknown_pid;		/* samples of pids never described */
 };
@@ -450,6 +565,8 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s)
 		lua = &st;
 	}
 	agg__count(c->agg, lua);
+	if (!err && lua && lua->trace.traceno >= 0 && lua->trace.src != LJW_TS_NONE)
+		err = tracetab__add(&c->tt, &lua->trace);
 	if (!err)
 		err = agg__add(c->agg, &c->sb, 1);
 	return err;
@@ -565,6 +682,8 @@ static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
 	in.notes = notes;
 	in.nnotes = i;
 	err = textreport__write(&in, out);
+	if (!err)
+		tracetab__write(&c->tt, c->o->by_trace, c->o->top, out);
 	free(procs);
 	return err;
 }
@@ -646,6 +765,7 @@ out:
 	ljw__delete(c.w);
 	ptab__exit(&pt);
 	rstack__delete(c.rs);
+	tracetab__exit(&c.tt);
 	agg__delete(c.agg);
 	memtable__delete(mt);
 	notes__exit(&nt);

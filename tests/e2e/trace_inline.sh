@@ -37,4 +37,19 @@ assert_ge "$(pct "$(stack_count "$jon" "caller [^;]*trace_inline\\.lua:${lc}_\\[
 	"caller not shown as a trace frame (_[j]) in most samples"
 # With -joff nothing is a trace frame.
 [ "$(stack_count "$joff" '_\[[ij]\]')" = 0 ] || fail "-joff report has trace frames"
+
+# Grouped by trace: most trace samples are in traces that start inside
+# caller() (the last function of the file: from line lc on), and most are
+# placed by a snapshot.
+"$LJSNAP" report -f text --by-trace "$TMPD/jon.ljsnap" > "$TMPD/jon.txt" 2>&1 ||
+	fail "report --by-trace failed"
+tsamples=$(awk '/^JIT trace samples:/ { gsub(",", "", $4); print $4 }' "$TMPD/jon.txt")
+[ -n "$tsamples" ] || { cat "$TMPD/jon.txt" >&2; fail "no JIT trace section in the text report"; }
+incaller=$(awk -v lo="$lc" '$3 ~ /^TRACE_[0-9]+::/ && $3 ~ /trace_inline\.lua:/ {
+		n = split($3, p, ":"); if (p[n] + 0 >= lo + 0) s += $1 }
+	END { print s + 0 }' "$TMPD/jon.txt")
+snap=$(awk '$1 == "snap" || $1 == "snap_call" { s += $2 } END { print s + 0 }' "$TMPD/jon.txt")
+note "by trace: $tsamples trace samples, $incaller in traces starting in caller(), $snap placed by a snapshot"
+assert_ge "$(pct "$incaller" "$tsamples")" 80 "traces starting in caller() hold < 80% of the trace samples"
+assert_ge "$(pct "$snap" "$tsamples")" 80 "< 80% of the trace samples placed by a snapshot"
 exit 0
