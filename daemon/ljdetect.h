@@ -172,7 +172,8 @@ struct lj_proc_detect {
 	unsigned nvm;			/* distinct LuaJIT files with their VM mapped */
 	size_t vm_map;			/* index of the mapping that holds the VM */
 	uint64_t load_bias;		/* runtime = load_bias + link-time address */
-	uint64_t vm_lo, vm_hi;		/* runtime VM range */
+	uint64_t vm_lo, vm_hi;		/* runtime range of the interpreter proper (without
+					 * lj_vm_ffi_call, which has CFI of its own) */
 	struct lj_layout layout;
 	struct lj_detect det;		/* the file's detection (link-time addresses) */
 };
