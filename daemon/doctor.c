@@ -309,8 +309,11 @@ int cmd_doctor(int argc, char **argv)
 		fprintf(out, "usage: ljsnap doctor PID [SECONDS]\n\n"
 			"Print what ljsnap sees in a live process: each LuaJIT build mapped, GC64/FR2,\n"
 			"the VM code range, the calibrated offsets and how each was obtained, then\n"
-			"sample the process with the real BPF program for up to SECONDS (default 1)\n"
-			"and say whether its samples carry a valid LuaJIT state.\n\n"
+			"sample the process with the real BPF program for up to SECONDS (default 1),\n"
+			"check the layout against live memory (a global_State from a sample, or\n"
+			"found from the interpreter's DISPATCH register when the detected layout\n"
+			"finds none: then the calibrated layout is probed again), and say whether\n"
+			"its samples carry a valid LuaJIT state.\n\n"
 			"example:\n  ljsnap doctor $(pgrep -n nginx)\n");
 		return out == stdout ? 0 : 2;
 	}

@@ -236,6 +236,8 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		}
 		p->vm_lo = pd.vm_lo;
 		p->vm_hi = pd.vm_hi;
+		if (pd.g && !p->g_hint)
+			p->g_hint = pd.g;	/* e.g. through tarantool_L: see record.c set_g_hint */
 		memcpy(old, p->build, sizeof(old));
 		p->nvm = pd.nvm;
 		describe(&pd, p->build, sizeof(p->build));
@@ -325,6 +327,8 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
 	if (!memcmp(&pd.layout, &p->layout, sizeof(p->layout)))
 		goto out;	/* the detected layout was right */
 	p->layout = pd.layout;
+	if (!p->g_hint)
+		p->g_hint = g;	/* BPF may try it where r14 is not DISPATCH */
 	publish(rc, p);
 	if (!rc->o.quiet)
 		fprintf(stderr, "ljsnap: pid %u (%s): layout recalibrated from live memory "

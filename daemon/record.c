@@ -2,6 +2,7 @@
  * record.c -- `ljsnap record`: options, the target command, the ring-buffer
  * loop and the closing statistics.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -367,6 +368,8 @@ static int on_event(void *ctx, void *data, size_t size)
 			rc->samples++;
 			rc->sample_bytes += size;
 		}
+		if (p && p->has_luajit)
+			inspect__sample(rc, p, &s);
 		if (p && p->has_luajit && s.g) {
 			if (s.g != p->g_hint)
 				set_g_hint(rc, p, s.g);
@@ -418,6 +421,46 @@ static int on_event(void *ctx, void *data, size_t size)
 		rc->bad_records++;
 		return 0;
 	}
+}
+
+/* Add the processes pid forked before recording started (nginx workers
+ * of a master given with -p), and theirs, recursively (bounded). */
+static void add_descendants(struct recorder *rc, uint32_t pid, int depth)
+{
+	char path[80], buf[4096], *tok, *save = NULL;
+	uint64_t now = now_ns();
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = depth < 8 ? opendir(path) : NULL;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int fd;
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/children", pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			uint32_t c = (uint32_t)strtoul(tok, NULL, 10);
+
+			if (!c || proctab__find(&rc->pt, c))
+				continue;	/* known already */
+			bpfload__add_target(&rc->bl, c);
+			rc->live_targets++;
+			inspect__process(rc, proctab__get(&rc->pt, c), now);
+			add_descendants(rc, c, depth + 1);
+		}
+	}
+	closedir(d);
 }
 
 /* Re-inspect processes that showed no LuaJIT yet: libraries get dlopen'ed. */
@@ -593,6 +636,8 @@ int cmd_record(int argc, char **argv)
 		rc.live_targets++;
 		inspect__process(&rc, proctab__get(&rc.pt, rc.o.pids[i]), now_ns());
 	}
+	for (i = 0; i < rc.o.npids; i++)
+		add_descendants(&rc, rc.o.pids[i], 0);
 	if (rc.o.cmd) {
 		err = start_child(&rc, &release_fd);
 		if (err) {

@@ -9,7 +9,8 @@
 # Checks, from `ljsnap report -f folded --pid WORKER`: every one of the 8
 # workers has Lua samples; >= 95% of the samples with Lua code on CPU
 # unwind to the content_by_lua chunk, >= 80% end in the designed chain;
-# `ljsnap doctor WORKER` says openresty GC64 and its live check passes.
+# `ljsnap doctor WORKER` says openresty GC64, its live check passes and its
+# offsets are the compiler's for the luajit2 source.
 # Everything started is killed at exit; loads are bounded in time.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/variants/lib.sh"
@@ -114,6 +115,13 @@ PIDS_TO_KILL="$PIDS_TO_KILL $WRK"
 sleep 0.5
 doctor_check nginx-worker "$(echo $W2 | awk '{ print $1 }')" openresty GC64 single-number
 wait "$WRK"
+# offsets: the compiler's for the luajit2 source of the same Debian version
+DN=$(variant or-dualnum) || exit 1
+ver=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^luajit2=/) { sub(/^luajit2=/, "", $i); print $i } }' "$OR/.stamp")
+ver=${ver%+b[0-9]*}
+grep -q " luajit2 $ver " "$DN/.stamp" || fail "luajit2 source ($(cat "$DN/.stamp")) is not version $ver"
+ground_truth nginx-worker "$DN" ""
+doctor_offsets nginx-worker
 kill "$M"
 wait "$M" 2>/dev/null
 exit 0

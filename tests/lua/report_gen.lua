@@ -1,7 +1,7 @@
 -- Prototypes freed by the GC and new ones allocated in their place, for the
 -- report tests.  usage: luajit [-joff] report_gen.lua SECONDS
 -- Generation K is a chunk "=genK" holding leaf_K(), called by an anonymous
--- function of the same chunk, run for ~20 ms and then collected.  A report
+-- function of the same chunk, run for ~50 ms and then collected.  A report
 -- that confused a freed prototype with the one now at its address would
 -- show a frame of one generation under (or named by) another.
 local seconds = tonumber(arg and arg[1]) or 3
@@ -19,7 +19,7 @@ while os.clock() - t0 < seconds do
   gens = gens + 1
   local f = assert(loadstring(string.format(template, gens, gens, gens), "=gen" .. gens))()
   local t1 = os.clock()
-  while os.clock() - t1 < 0.02 do acc = acc + f(20000) end
+  while os.clock() - t1 < 0.05 do acc = acc + f(20000) end
   f = nil
   collectgarbage()
   collectgarbage()

@@ -3,7 +3,7 @@
 -- which does CPU work in handle() -> level1() -> level2() -> leaf().
 -- Every request does a bounded amount of work (ITER iterations).
 local M = {}
-local ITER = 20000
+local ITER = 50000
 
 local function leaf(n)
   local s = 0

@@ -71,30 +71,36 @@ chain_frames() {
 
 # unwind_stats FOLDED ENTRY CHAIN CHUNKPAT: counts over the folded stacks
 #   lua     samples with Lua code on CPU: a frame of the workload (its frame
-#           text contains CHUNKPAT, or one of its "|"-separated parts) or an
-#           [unknown: ...] frame
+#           text contains CHUNKPAT, or one of its "|"-separated parts), an
+#           [unknown: ...] frame, or a native frame of the LuaJIT VM or of
+#           JIT code ([JIT code], [LuaJIT interpreter], lj_BC_*, lj_vm_*,
+#           lj_ff_*: Lua was running even if no Lua frame was found)
 #   entry   of those, the ones that reach ENTRY with no [unknown] frame
-#   chain   of those, the ones whose innermost frames are exactly CHAIN
-#   nolua   samples with neither (native code, no LuaJIT state)
+#   chain   of those, the ones whose innermost workload frames are exactly
+#           CHAIN (native frames called from the leaf, e.g. lj_vm_modi from
+#           a trace, may follow)
+#   nolua   samples with none of these (native code, no LuaJIT state)
 # A frame run in a JIT trace carries "_[j]" (inlined "_[i]"): stripped.
 unwind_stats() {
 	awk -v entry="$2" -v chain="$3" -v pat="$4" '
 		BEGIN { np = split(pat, pp, "|") }
 		{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
-		  k = split(line, f, ";"); lua = 0; unk = 0; hit = 0
+		  k = split(line, f, ";"); lua = 0; unk = 0; hit = 0; last = 0
 		  for (i = 1; i <= k; i++) {
 			sub(/_\[[ji]\]$/, "", f[i])
 			if (index(f[i], "[unknown") == 1) unk = 1
-			else for (j = 1; j <= np; j++) if (index(f[i], pp[j])) lua = 1
+			else for (j = 1; j <= np; j++) if (index(f[i], pp[j])) { lua = 1; last = i }
+			if (f[i] == "[JIT code]" || f[i] == "[LuaJIT interpreter]" ||
+			    f[i] ~ /^lj_(BC|vm|ff)_/) lua = 1
 			if (f[i] == entry) hit = 1
 		  }
 		  if (!lua && !unk) { nolua += n; next }
 		  L += n
 		  if (hit && !unk) E += n
 		  m = split(chain, c, ";")
-		  if (m <= k) {
+		  if (last && m <= last) {
 			ok = 1
-			for (i = 1; i <= m; i++) if (f[k - m + i] != c[i]) ok = 0
+			for (i = 1; i <= m; i++) if (f[last - m + i] != c[i]) ok = 0
 			if (ok && !unk) C += n
 		  }
 		}
@@ -195,5 +201,5 @@ doctor_offsets() {
 	[ "$want" = "$got" ] || fail "$1: doctor's offsets differ from the source's:
   doctor: $got
   source: $want"
-	note "$1: doctor's offsets match the compiler's offsetof() for the source tree"
+	note "$1: doctor's offsets match the ground truth (offsetof() from the source, or DWARF)"
 }
