@@ -293,7 +293,7 @@ static void procmap__biases(struct procmap *pm)
 		struct objfile *obj = pm->v[i].obj;
 
 		for (j = i + 1; obj && j < pm->n && pm->v[j].obj == obj &&
-		     pm->v[j].offset > pm->v[j - 1].offset; j++)
+		     pm->v[j].offset >= pm->v[j - 1].offset; j++)
 			;
 		if (obj && obj->ef) {
 			for (lo = i, k = i; k < j; k++)

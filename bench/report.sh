@@ -1,0 +1,89 @@
+#!/bin/bash
+# bench/report.sh -- speed of `ljsnap report -f folded` (native unwinding
+# with libdw, Lua walk, stitching, symbolization, aggregation) on a capture
+# of ~100,000 samples, side by side with `perf script` on a
+# `perf record -g --call-graph dwarf` capture of the same workload, in one run.
+#
+# usage: sudo bench/report.sh [SECONDS] [HZ]   (from a built tree; root needed;
+#                                              default 12 s at 4999 Hz)
+#
+# Workload: one `luajit -joff tests/lua/stitch_builtin.lua SECONDS` per CPU
+# (two coroutines deep, string.gsub calling back into Lua: ~16 frames per
+# stitched stack, 5 VM frames each replaced by its Lua frames).  Both recorders copy
+# 16 KiB of user stack per sample (ljsnap's default; perf --call-graph
+# dwarf,16384).  Figures: samples in each capture, wall and CPU (user+sys)
+# seconds of each report command, samples per second of wall time, and the
+# ratio ljsnap / perf, and frames per sample and per second of each (perf's
+# DWARF unwinding stops after 2 frames wherever the interpreter is inside a
+# VM subroutine, where the VM's one FDE is wrong; ljsnap steps those with
+# the cframe, so it emits about twice the frames per sample here).  The
+# workload runs with -joff, so that perf can unwind through the interpreter
+# at all (a JIT trace has no CFI: perf stops there).  `ljsnap report
+# --lua-only` (no native unwinding) is printed as a reference.  Not part of
+# `make check`: a benchmark, not a test.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+LJSNAP=${LJSNAP:-$top/ljsnap}
+[ -x "$LJSNAP" ] || LJSNAP=$top/build-tests/ljsnap
+[ -x "$LJSNAP" ] || { echo "ljsnap not built (set LJSNAP=/path/to/ljsnap)"; exit 1; }
+seconds=${1:-12}
+hz=${2:-4999}
+[ "$(id -u)" = 0 ] || { echo "run as root (BPF and perf events)"; exit 1; }
+command -v perf >/dev/null || { echo "perf not found (Debian package linux-perf)"; exit 1; }
+command -v luajit >/dev/null || { echo "luajit not found (Debian package luajit)"; exit 1; }
+ncpu=$(nproc)
+script=$top/tests/lua/stitch_builtin.lua
+work="for i in \$(seq $ncpu); do luajit -joff $script $seconds > /dev/null & done; wait"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# timed OUT CMD...: run CMD with stdout to OUT; print "wall cpu" seconds.
+timed() {
+	local out=$1 f=$tmp/time.$$
+	shift
+	TIMEFORMAT='%R %U %S'
+	{ time "$@" > "$out" 2> "$tmp/err"; } 2> "$f" ||
+		{ cat "$tmp/err" >&2; echo "failed: $*" >&2; exit 1; }
+	tail -1 "$f" | awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }'
+}
+
+# row NAME SAMPLES WALL CPU: one line of the table
+row() {
+	awk -v n="$1" -v s="$2" -v w="$3" -v c="$4" 'BEGIN {
+		printf "%-34s %7d samples  %7.2f s wall  %7.2f s CPU  %9.0f samples/s\n",
+		       n, s, w, c, (w > 0 ? s / w : 0) }'
+}
+
+echo "workload: $ncpu x luajit -joff $(basename "$script") $seconds (${hz} Hz, 16 KiB stacks)"
+"$LJSNAP" record -q -F "$hz" --ringbuf-mb 256 -o "$tmp/lj.ljsnap" -- bash -c "$work" ||
+	{ echo "ljsnap record failed"; exit 1; }
+"$LJSNAP" info "$tmp/lj.ljsnap" > "$tmp/lj.info"
+lost=$(awk '$1 == "samples_lost" { print $2 }' "$tmp/lj.info")
+perf record -q -F "$hz" -g --call-graph dwarf,16384 -o "$tmp/perf.data" -- bash -c "$work" \
+	2> "$tmp/perf.err" || { cat "$tmp/perf.err"; echo "perf record failed"; exit 1; }
+printf "captures: ljsnap %d MB (%s samples lost), perf %d MB\n" \
+	$(( $(stat -c %s "$tmp/lj.ljsnap") >> 20 )) "${lost:-?}" $(( $(stat -c %s "$tmp/perf.data") >> 20 ))
+
+read -r lw lc <<< "$(timed "$tmp/lj.folded" "$LJSNAP" report -f folded "$tmp/lj.ljsnap")"
+ls=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/lj.folded")
+lf=$(awk '{ n = split($0, f, ";"); s += $NF; fr += $NF * (n - 1) } END { printf "%.1f", s ? fr / s : 0 }' \
+	"$tmp/lj.folded")
+read -r uw uc <<< "$(timed "$tmp/lua.folded" "$LJSNAP" report -f folded --lua-only "$tmp/lj.ljsnap")"
+# perf script prints each sample as a header line, then one line per frame
+# (starting with a tab), then a blank line
+read -r pw pc <<< "$(timed "$tmp/perf.txt" perf script -i "$tmp/perf.data")"
+ps=$(awk 'BEGIN { RS = "" } END { print NR }' "$tmp/perf.txt")
+pf=$(grep -c "^$(printf '\t')" "$tmp/perf.txt" || true)
+
+row "ljsnap report -f folded" "$ls" "$lw" "$lc"
+row "ljsnap report -f folded --lua-only" "$ls" "$uw" "$uc"
+row "perf script" "$ps" "$pw" "$pc"
+awk -v a="$ls" -v aw="$lw" -v b="$ps" -v bw="$pw" -v pf="$pf" -v lf="$lf" 'BEGIN {
+	ra = aw > 0 ? a / aw : 0; rb = bw > 0 ? b / bw : 0
+	pb = b ? pf / b : 0
+	printf "frames per sample: ljsnap %s (native + Lua + kernel, root excluded), perf script %.1f\n", lf, pb
+	printf "frames per second: ljsnap %.0f, perf script %.0f\n", ra * lf, rb * pb
+	printf "ratio (samples/s): ljsnap report / perf script = %.2f\n", (rb > 0 ? ra / rb : 0) }'
+grep '^ljsnap report: note: native stacks' "$tmp/err" 2>/dev/null || true
+"$LJSNAP" report -f text "$tmp/lj.ljsnap" 2>/dev/null | grep -E 'native stacks|unwound to the main chunk' | sed 's/^ */ljsnap: /' || true
