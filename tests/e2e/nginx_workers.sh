@@ -108,6 +108,22 @@ for w in $W1 $W2; do
 done
 check_unwind nginx-workers "$TMPD/all.folded" "$ENTRY" "$CHAIN" "$MOD|content_by_lua(" 400 80
 
+# One stack from the kernel to main(): the stitched stacks of the Lua samples
+# run from nginx's main() through its event loop and the lua module's content
+# handler into the Lua frames; [unknown] frames in at most 2% of all samples.
+F=$TMPD/all.folded
+sum() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$F"; }
+tot=$(sum '.')
+lua=$(sum 'content_by_lua\\(')
+loop=$(sum ';main;.*;ngx_process_events_and_timers;.*content_by_lua\\(')
+unk=$(sum '\\[unknown')
+kern=$(sum '_\\[k\\]')
+note "native: $tot samples, $lua with the Lua handler, $loop of them from main() through the event loop, $unk with an [unknown] frame, $kern with kernel frames"
+awk '/content_by_lua\(/ { print $NF "\t" $0 }' "$F" | sort -rn | head -3 | cut -f2 | cut -c1-400 | sed 's/^/#   /'
+assert_ge "$(pct "$loop" "$lua")" 90 "Lua handler stacks do not run through main() and ngx_process_events_and_timers"
+[ $(( 100 * unk )) -le $(( 2 * tot )) ] || fail "[unknown] frames in more than 2% of the samples ($unk of $tot)"
+assert_ge "$kern" 1 "no kernel frames in any stack"
+
 # doctor on a worker under load
 wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk3" 2>&1 &
 WRK=$!
