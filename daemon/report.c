@@ -346,6 +346,8 @@ static int load(const char *path, struct ptab *pt, struct rstack *rs, struct mem
 		fprintf(stderr, "ljsnap report: %s: %s\n", path, msg[0] ? msg : snapfile__strerror(err));
 		return err;
 	}
+	/* Samples are checked by the second pass. */
+	snapfile_reader__skip_kinds(r, 1u << SNAPFILE_REC_SAMPLE);
 	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
 		if (ret < 0) {
 			notes__add(nt, "%s", snapfile_reader__error(r));
@@ -590,9 +592,15 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
 		return err;
 	}
+	/* Everything but samples was read (and checked) by the first pass. */
+	snapfile_reader__skip_kinds(r, ~(1u << SNAPFILE_REC_SAMPLE));
 	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
-		if (ret < 0 || rec.kind != SNAPFILE_REC_SAMPLE)
-			continue;	/* corrupt frames were noted in pass 1 */
+		if (ret < 0) {
+			notes__add(nt, "%s", snapfile_reader__error(r));
+			continue;
+		}
+		if (rec.kind != SNAPFILE_REC_SAMPLE)
+			continue;
 		if ((c->o->has_pid && rec.sample.pid != c->o->pid) ||
 		    (c->o->has_tid && rec.sample.tid != c->o->tid))
 			continue;

@@ -239,6 +239,12 @@ const struct snapfile_header *snapfile_reader__header(const struct snapfile_read
  * kinds are skipped silently.  Never loops without consuming input. */
 int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec);
 
+/* Pass over records of these kinds (bit 1u << SNAPFILE_REC_x) without
+ * checking their checksum or decoding them (they are not counted in
+ * per_kind).  For a caller that reads a file in several passes, each for
+ * some kinds; corruption is found by the pass that reads a record. */
+void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask);
+
 /* Counters and flags so far. */
 const struct snapfile_reader_stats *snapfile_reader__stats(const struct snapfile_reader *r);
 

@@ -27,6 +27,7 @@ struct snapfile_reader {
 	struct snapfile_header hdr;
 	struct snapfile_regmap regmap;
 	struct snapfile_reader_stats st;
+	uint32_t skip;			/* kinds to pass over unchecked (bit 1 << kind) */
 	char err[256];
 	char note[160];
 };
@@ -38,7 +39,27 @@ enum frame_res {
 	FRAME_TRUNC,		/* the file ends inside this frame */
 	FRAME_BADCRC,		/* complete, checksum wrong (frame consumed) */
 	FRAME_BADLEN,		/* implausible length: cannot continue */
+	FRAME_SKIP,		/* complete, of a kind the caller passes over (not checked) */
 };
+
+/* The record kind of a payload, [kind, ...], without decoding it; 0 if it
+ * does not start with an array and a small positive integer. */
+static unsigned payload_kind(const uint8_t *p, uint32_t len)
+{
+	uint32_t i;
+
+	if (len < 2)
+		return 0;
+	if ((p[0] & 0xf0) == 0x90)
+		i = 1;		/* fixarray */
+	else if (p[0] == 0xdc && len >= 4)
+		i = 3;		/* array 16 */
+	else if (p[0] == 0xdd && len >= 6)
+		i = 5;		/* array 32 */
+	else
+		return 0;
+	return p[i] < 0x80 ? p[i] : 0;
+}
 
 /* printf into msg when the caller gave one. */
 __attribute__((format(printf, 3, 4)))
@@ -155,6 +176,12 @@ static int snapfile_reader__frame(struct snapfile_reader *r, uint32_t *len)
 	}
 	r->st.offset += sizeof(hdr) + *len;
 	r->st.frames++;
+	if (r->skip) {
+		unsigned kind = payload_kind(r->buf, *len);
+
+		if (kind && kind < 32 && (r->skip & (1u << kind)))
+			return FRAME_SKIP;
+	}
 	want = (uint32_t)crc32(0L, r->buf, *len);
 	if (want != crc) {
 		snprintf(r->err, sizeof(r->err),
@@ -385,6 +412,8 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec)
 			if (res)
 				return res;
 			continue;
+		case FRAME_SKIP:
+			continue;
 		case FRAME_BADCRC:
 			r->st.corrupt++;
 			return SNAPFILE_E_CORRUPT;
@@ -422,6 +451,14 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec)
 const struct snapfile_header *snapfile_reader__header(const struct snapfile_reader *r)
 {
 	return &r->hdr;
+}
+
+/* Pass over records of these kinds (bit 1 << kind) without checking or
+ * decoding them: for a reader that reads a file twice, each pass for some
+ * kinds.  Their corruption is then found only by a pass that reads them. */
+void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask)
+{
+	r->skip = mask & ~(1u << SNAPFILE_REC_HEADER);
 }
 
 /* Counters and flags so far. */

@@ -123,6 +123,64 @@ static int read_all(const char *path, int *nerr, int *total, struct snapfile_rea
 
 /* -- Tests --------------------------------------------------------------------------- */
 
+/* A reader told to pass over some kinds returns exactly the others, and a
+ * corrupt record of a passed-over kind is not reported by that reader. */
+static void test_skip_kinds(void)
+{
+	const char *path = tpath("skip.ljsnap"), *bad = tpath("skip-bad.ljsnap");
+	struct frame_info fi[64];
+	struct snapfile_rec rec;
+	struct snapfile_reader *r;
+	uint64_t seen[SNAPFILE_REC__MAX];
+	uint8_t *b;
+	size_t len;
+	int err, n, i, res, corrupt;
+
+	fixture_write(path);
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t mask = pass ? ~(1u << SNAPFILE_REC_SAMPLE) : 1u << SNAPFILE_REC_SAMPLE;
+
+		r = snapfile_reader__open(path, &err);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		snapfile_reader__skip_kinds(r, mask);
+		memset(seen, 0, sizeof(seen));
+		while ((res = snapfile_reader__next(r, &rec)) > 0)
+			seen[rec.kind]++;
+		CHECK(res == 0);
+		CHECKF(pass ? seen[SNAPFILE_REC_SAMPLE] == NSAMPLES : seen[SNAPFILE_REC_SAMPLE] == 0,
+		       "pass %d: %llu samples", pass, (unsigned long long)seen[SNAPFILE_REC_SAMPLE]);
+		CHECKF(pass ? seen[SNAPFILE_REC_MEMORY] == 0 : seen[SNAPFILE_REC_MEMORY] == NMEM,
+		       "pass %d: %llu memory records", pass, (unsigned long long)seen[SNAPFILE_REC_MEMORY]);
+		snapfile_reader__close(r);
+	}
+	/* Flip the last byte of the first sample's payload. */
+	b = slurp(path, &len);
+	n = parse_frames(b, len, fi, 64);
+	for (i = 0; i < n; i++)
+		if (fi[i].kind == SNAPFILE_REC_SAMPLE)
+			break;
+	CHECK(i < n);
+	if (i < n) {
+		b[fi[i].end - 1] ^= 0x5a;
+		spit(bad, b, len);
+		for (int pass = 0; pass < 2; pass++) {
+			r = snapfile_reader__open(bad, &err);
+			CHECK(r != NULL);
+			if (!r)
+				break;
+			snapfile_reader__skip_kinds(r, pass ? 0 : 1u << SNAPFILE_REC_SAMPLE);
+			corrupt = 0;
+			while ((res = snapfile_reader__next(r, &rec)) != 0)
+				corrupt += res < 0;
+			CHECKF(corrupt == pass, "pass %d: %d corrupt records reported", pass, corrupt);
+			snapfile_reader__close(r);
+		}
+	}
+	free(b);
+}
+
 /* Every record kind comes back as written; the bytes parse with zlib and msgpack-c. */
 static void test_roundtrip(void)
 {
@@ -634,6 +692,7 @@ int main(void)
 	fixture_init();
 	test_mpread();
 	test_roundtrip();
+	test_skip_kinds();
 	test_mode();
 	test_truncation();
 	test_corruption();
