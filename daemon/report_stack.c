@@ -182,20 +182,72 @@ static int put_native(struct rstack *r, struct agg *agg, const struct rstack_pro
 		   AGG_NATIVE);
 }
 
-/* Lua frames [from, to) of the walk, innermost first. */
-static int put_lua(struct rstack *r, struct agg *agg, const struct ljw_stack *ls, size_t from,
-		   size_t to)
+/*
+ * A builtin's library name from the symbol of its C function, as LuaJIT's
+ * buildvm names them (lj_cf_os_clock -> os.clock, lj_ffh_string_byte ->
+ * string.byte, lj_cf_ffi_meta___call -> ffi.meta.__call, lj_ffh_assert ->
+ * assert).  0 when the symbol is not such a name.
+ */
+static int ffname_from_symbol(const char *sym, char *buf, size_t size)
 {
-	char name[AGG_NAME_MAX];
+	static const char *const libs[] = {	/* longest first where one prefixes another */
+		"io_method_", "ffi_meta_", "ffi_clib_", "jit_util_", "jit_opt_", "jit_profile_",
+		"buffer_method_", "string_", "table_", "math_", "os_", "io_", "coroutine_",
+		"debug_", "jit_", "bit_", "ffi_", "package_", "buffer_", "misc_",
+	};
+	const char *rest;
+	size_t i, k, n;
+
+	if (!strncmp(sym, "lj_cf_", 6))
+		rest = sym + 6;
+	else if (!strncmp(sym, "lj_ffh_", 7))
+		rest = sym + 7;
+	else
+		return 0;
+	if (!*rest)
+		return 0;
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		n = strlen(libs[i]);
+		if (strncmp(rest, libs[i], n) || !rest[n])
+			continue;
+		/* "io_method_" -> "io.method.": each '_' of the prefix becomes '.' */
+		for (k = 0; k < n && k + 1 < size; k++)
+			buf[k] = libs[i][k] == '_' ? '.' : libs[i][k];
+		snprintf(buf + k, size - k, "%s", rest + n);
+		return 1;
+	}
+	snprintf(buf, size, "%s", rest);
+	return 1;
+}
+
+/* Lua frames [from, to) of the walk, innermost first. */
+static int put_lua(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+		   const struct ljw_stack *ls, size_t from, size_t to)
+{
+	char name[AGG_NAME_MAX], ffn[128];
 	size_t i, n;
 	int err;
 
 	for (i = from; i < to; i++) {
 		const struct ljw_frame *f = &ls->frames[i];
+		const struct sym_info *si;
+		struct ljw_frame named;
 
 		/* A C function's own native frames are already above it. */
 		if (f->kind == LJW_FRAME_C && r->last_native && i == from)
 			continue;
+		/*
+		 * Builtins: the build's own symbol, when it kept one, beats the
+		 * per-family ffid table (LUA52COMPAT and Tarantool add functions
+		 * and renumber the rest).
+		 */
+		if (f->kind == LJW_FRAME_FF && f->cfunc && p->pm &&
+		    symbolizer__pc(r->sym, p->pm, f->cfunc, 0, &si) == 0 && si->raw_name &&
+		    si->offset == 0 && ffname_from_symbol(si->raw_name, ffn, sizeof(ffn))) {
+			named = *f;
+			named.ffname = ffn;
+			f = &named;
+		}
 		n = agg__ljw_name(f, agg__flags(agg), name, sizeof(name));
 		err = put(r, agg, name, n, agg__ljw_cls(f));
 		if (err)
@@ -280,7 +332,7 @@ static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_p
 		if (splice && next < ls->nframes && is_vm_frame(p, f)) {
 			size_t end = activation_end(ls, next);
 
-			err = put_lua(r, agg, ls, next, end);
+			err = put_lua(r, agg, p, ls, next, end);
 			next = end;
 			used = 1;
 			continue;
@@ -291,7 +343,7 @@ static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_p
 		/* The native unwind stopped above some VM entry: keep the Lua
 		 * frames, below what was unwound. */
 		r->st.lua_unplaced++;
-		err = put_lua(r, agg, ls, next, ls->nframes);
+		err = put_lua(r, agg, p, ls, next, ls->nframes);
 	}
 	r->st.spliced += used;
 	return err;
@@ -347,7 +399,7 @@ int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const
 	if (!err && have_ns)
 		err = put_stitched(r, agg, p, &ns, *lua);
 	else if (!err && *lua && !(r->flags & RSTACK_NATIVE_ONLY))
-		err = put_lua(r, agg, *lua, 0, (*lua)->nframes);
+		err = put_lua(r, agg, p, *lua, 0, (*lua)->nframes);
 	if (!err && !r->nids) {
 		const char *ph = *lua && (*lua)->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
 
