@@ -360,18 +360,20 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 
 	if (!gc64)
 		r14 &= 0xffffffffULL;
+	cached = bpf_map_lookup_elem(&tid_g, &tid);
 	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
 		g = r14 + c->disp2g;
 		if (g_valid(c, g)) {
 			hdr->flags |= LJS_SAMPLE_F_G_FROM_REG;
-			bpf_map_update_elem(&tid_g, &tid, &g, BPF_ANY);
+			/* An LRU update takes a lock: only when the thread's g changed. */
+			if (!cached || *cached != g)
+				bpf_map_update_elem(&tid_g, &tid, &g, BPF_ANY);
 		} else {
 			err_inc(LJS_ERR_G_REG_INVALID);
 			g = 0;
 		}
 	}
 	if (!g) {
-		cached = bpf_map_lookup_elem(&tid_g, &tid);
 		if (cached && g_valid(c, *cached)) {
 			g = *cached;
 			hdr->flags |= LJS_SAMPLE_F_G_FROM_CACHE;
@@ -536,10 +538,12 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	hdr->nsec = r.nsec;
 	hdr->size = r.off;
 	/*
-	 * A LuaJIT sample wakes the reader at once (adaptive wakeup): it walks
-	 * the sample against live memory, and a prototype can be freed within
-	 * milliseconds.  Other samples wake it only once there is a batch, since
-	 * a wakeup per sample costs more than the copy; the reader also drains
+	 * A LuaJIT sample wakes the reader at once (adaptive wakeup: only when
+	 * it is waiting): it walks the sample against live memory, and code
+	 * that is loaded and dropped can be freed milliseconds after it ran
+	 * (with a 5 ms polling delay instead, report_gen.sh lost 20% of its
+	 * chains).  Other samples wake it only once there is a batch, since a
+	 * wakeup per sample costs more than the copy; the reader also drains
 	 * on a short timer.
 	 */
 	if (hdr->g)

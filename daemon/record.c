@@ -657,7 +657,8 @@ int cmd_record(int argc, char **argv)
 
 	t0 = last_tick = now_ns();
 	while (!g_stop) {
-		/* Samples wake us only in batches (see the BPF program): drain on a timer too. */
+		/* Other samples wake us only in batches (see the BPF program):
+		 * drain on a timer too. */
 		err = ring_buffer__poll(rc.rb, 20);
 		if (err >= 0)
 			err = ring_buffer__consume(rc.rb);
