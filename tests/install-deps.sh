@@ -32,6 +32,8 @@ fi
 # unknown-layout build from Debian sources): deb-src entries, then the
 # builds, cached where tests/run.sh's build directory expects them.  The
 # tests prepare them on first use too; this does it up front (~2 minutes).
+# --no-variants: only what building and profiling need (the README's quick start).
+[ "${1:-}" = --no-variants ] && exit 0
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
 	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null
