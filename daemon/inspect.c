@@ -281,7 +281,7 @@ static uint64_t sample_dispatch(const struct proc *p, const struct ljs_sample *s
 	if (s->regs.ip >= p->vm_lo && s->regs.ip < p->vm_hi)
 		return r14;
 	if ((p->layout.flags & LJ_LAYOUT_F_GC64) && !(s->flags & LJS_SAMPLE_F_KERNEL_MODE))
-		return r14;	/* GC64 traces keep DISPATCH in r14 too; validated below */
+		return r14;	/* GC64 traces keep DISPATCH in r14 too; checked below */
 	return 0;
 }
 
@@ -298,8 +298,24 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
 	if (!p || !p->has_luajit || p->live_done || p->live_tries >= INSPECT_LIVE_TRIES ||
 	    s->time_ns < p->live_next_ns)
 		return;
-	g = s->g;
-	if (!g && !(dispatch = sample_dispatch(p, s)))
+	/* A sample taken before the configuration was published carries no g
+	 * by construction: it says nothing about the layout. */
+	if (!(s->flags & LJS_SAMPLE_F_LUAJIT) || s->cfg_gen != p->cfg_gen)
+		return;
+	/*
+	 * BPF found and validated g with this layout (GG_State self-references
+	 * in live memory): it works, leave it.  Recalibrating a working layout
+	 * from the memory of a running process broke a stock luajit in one run
+	 * of three.  Calibrate only when samples taken in the interpreter (r14
+	 * is DISPATCH there) find no g: a build no table describes.
+	 */
+	if (s->g) {
+		p->live_done = 1;
+		return;
+	}
+	g = 0;
+	dispatch = sample_dispatch(p, s);
+	if (!dispatch)
 		return;
 	p->live_tries++;
 	p->live_next_ns = s->time_ns + INSPECT_LIVE_GAP_NS;
@@ -323,6 +339,12 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
 		}
 		pd.layout = pd.det.layout;
 	}
+	/* The new layout must find this g itself: from DISPATCH, and through the
+	 * GG_State self-references in live memory.  Otherwise keep the old one. */
+	livemem__init(&ms, &lm, p->pid, NULL);
+	if ((dispatch && dispatch + (int64_t)pd.layout.disp2g != g) ||
+	    lj_detect__validate_g(&pd.layout, &ms, g) != 0)
+		goto out;
 	p->live_done = 1;
 	if (!memcmp(&pd.layout, &p->layout, sizeof(p->layout)))
 		goto out;	/* the detected layout was right */
