@@ -707,8 +707,8 @@ static const struct lj_layout *layout__pick(void)
 	return lay;
 }
 
-/* Run the harness over the given scenarios (default: every tests/lua/walk_NAME.lua;
- * tests/lua/trace_walk_NAME.lua only when named, see below). */
+/* Run the harness over the given scenarios (default: every tests/lua/walk_NAME.lua
+ * and tests/lua/trace_walk_NAME.lua but one, see below). */
 int main(int argc, char **argv)
 {
 	char *files[256], dir[4096];
@@ -757,13 +757,13 @@ int main(int argc, char **argv)
 			char path[4400];
 
 			/*
-			 * The trace_walk_*.lua scenarios (SIGPROF samples inside JIT
-			 * traces) hang the process, 100% CPU inside libluajit, in about
-			 * 1 run of 8 (kinds) and 1 of 20 (inline), with the JIT on.  Not
-			 * understood yet; until it is, they run only when named:
-			 *   top_srcdir=. tests/harness/harness tests/lua/trace_walk_inline.lua
+			 * trace_walk_kinds.lua fails in about 1 run of 10: a sample's
+			 * innermost (function, bytecode) "was not recorded by" its
+			 * trace per jit.attach.  Not understood yet; it runs only when
+			 * named (top_srcdir=. tests/harness/harness
+			 * tests/lua/trace_walk_kinds.lua).
 			 */
-			if (!strncmp(de->d_name, "trace_walk_", 11))
+			if (!strcmp(de->d_name, "trace_walk_kinds.lua"))
 				continue;
 			if (l > 9 && (!strncmp(de->d_name, "walk_", 5) ||
 				      !strncmp(de->d_name, "trace_walk_", 11)) &&

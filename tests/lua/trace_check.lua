@@ -25,18 +25,29 @@ local flushed = false
 
 -- Start keeping what every trace records: rec[tr][fn][pc] = true.  (A
 -- flush, e.g. at maxtrace, makes the samples taken before it stale: noted.)
+local function on_trace(what, tr)
+  if what == "start" then rec[tr] = {} elseif what == "flush" then flushed = true end
+end
+local function on_record(tr, fn, pc)
+  local r = rec[tr]
+  if r then
+    r[fn] = r[fn] or {}
+    r[fn][pc] = true
+  end
+end
+
 function M.record()
   jit.opt.start("maxtrace=8000", "maxmcode=16384")
-  jit.attach(function(what, tr)
-    if what == "start" then rec[tr] = {} elseif what == "flush" then flushed = true end
-  end, "trace")
-  jit.attach(function(tr, fn, pc)
-    local r = rec[tr]
-    if r then
-      r[fn] = r[fn] or {}
-      r[fn][pc] = true
-    end
-  end, "record")
+  jit.attach(on_trace, "trace")
+  jit.attach(on_record, "record")
+end
+
+-- Stop keeping it.  M.check does this first: check's own loops get compiled
+-- too, and a trace recorded while pairs(rec) runs would add a key to rec
+-- during the traversal (undefined in Lua: it hung the harness at times).
+function M.stop()
+  jit.attach(on_trace)
+  jit.attach(on_record)
 end
 
 -- Address of a function object (tostring gives "function: 0x..."); for a
@@ -126,6 +137,7 @@ end
 -- prototypes a trace may have specialized calls to (frames without a
 -- function constant).  Returns the counts.
 function M.check(samples, names, above, protolines)
+  M.stop()
   local byname, byaddr = {}, {}
   for f, n in pairs(names) do byname[addr(f)] = n end
   for _, r in pairs(rec) do
