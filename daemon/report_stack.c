@@ -280,44 +280,6 @@ static int is_vm_frame(const struct rstack_proc *p, const struct native_frame *f
 	return (f->map_flags & NATIVE_MAP_ANON) || f->map < 0;
 }
 
-/* Little-endian integer of n bytes at addr inside a section, or 0. */
-static uint64_t sec_u(const struct ljs_section *sec, uint64_t addr, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	if (!sec || addr < sec->addr || addr - sec->addr + n > sec->len)
-		return 0;
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)sec->data[addr - sec->addr + i] << (8 * i);
-	return v;
-}
-
-/* LuaJIT's rule for code without CFI, from the sample's L window and trace
- * header.  1 when a rule applies. */
-static int lj_rule(const struct rstack_proc *p, const struct ljs_sample *s,
-		   struct native_lj_rule *rule)
-{
-	const struct ljs_section *L = ljs_sample__section(s, LJS_SEC_L, -1);
-	const struct ljs_section *T = ljs_sample__section(s, LJS_SEC_TRACE, -1);
-	const struct lj_layout *lay = p->layout;
-
-	if (!p->has_luajit || !lay || !lay->cf_size)
-		return 0;
-	native_lj_rule__init(rule, lay->cf_size, !!(lay->flags & LJ_LAYOUT_F_GC64));
-	rule->vm_lo = p->vm_lo;
-	rule->vm_hi = p->vm_hi;
-	if (L)
-		rule->cframe = sec_u(L, L->addr + lay->l_cframe, 8) & ~(uint64_t)3;
-	if (T && lay->t_mcode && lay->t_szmcode) {
-		rule->trace_lo = sec_u(T, T->addr + lay->t_mcode, 8);
-		rule->trace_hi = rule->trace_lo + sec_u(T, T->addr + lay->t_szmcode, 4);
-		rule->spadjust = (uint32_t)sec_u(T, T->addr + lay->t_spadjust, 2);
-		rule->any_unknown = 1;
-	}
-	return rule->trace_lo < rule->trace_hi || rule->vm_lo < rule->vm_hi;
-}
-
 /* Native frames with the Lua activations spliced in. */
 static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
 			const struct native_stack *ns, const struct ljw_stack *ls)
@@ -370,7 +332,8 @@ int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const
 
 		procmap__memsrc_init(&files, p->pm, NULL);
 		no.mem = &files;
-		if (lj_rule(p, s, &rule)) {
+		if (p->has_luajit &&
+		    native_lj_rule__from_sample(&rule, p->layout, s, p->vm_lo, p->vm_hi)) {
 			no.step_unknown = native__step_lj;
 			no.step_arg = &rule;
 			no.hook_lo = rule.vm_lo;

@@ -237,6 +237,15 @@ struct native_lj_rule {
  * r12/r13 where BC_JLOOP of a GC64 (gc64 != 0) or non-GC64 build saves them. */
 void native_lj_rule__init(struct native_lj_rule *r, uint32_t cf_size, int gc64);
 
+struct lj_layout;
+
+/* Build LuaJIT's rule for one sample of a process running the build `lay`
+ * with its interpreter at [vm_lo, vm_hi): cframe from the sample's lua_State
+ * window, the trace's code range and spadjust from its GCtrace header.
+ * Returns 1 when a rule applies (a trace, or a known VM range), else 0. */
+int native_lj_rule__from_sample(struct native_lj_rule *r, const struct lj_layout *lay,
+				const struct ljs_sample *s, uint64_t vm_lo, uint64_t vm_hi);
+
 /* A native_step_fn: arg is a const struct native_lj_rule *. */
 int native__step_lj(void *arg, const struct native_frame *f, const struct memsrc *mem,
 		    struct native_regs *out);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "unwind/ljlayout.h"
 #include "unwind/native.h"
 
 /* x86_64 defaults for a given C-frame size and mode. */
@@ -105,4 +106,40 @@ int native__step_lj(void *arg, const struct native_frame *f, const struct memsrc
 		native_lj__restore(mem, r->cframe, r->off_r13_cf, NATIVE_R13, out);
 	}
 	return 0;
+}
+
+/* Little-endian integer of n bytes at addr inside a section, or 0. */
+static uint64_t sec_u(const struct ljs_section *sec, uint64_t addr, unsigned n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (!sec || addr < sec->addr || addr - sec->addr + n > sec->len)
+		return 0;
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)sec->data[addr - sec->addr + i] << (8 * i);
+	return v;
+}
+
+/* LuaJIT's rule for one sample; see native.h. */
+int native_lj_rule__from_sample(struct native_lj_rule *r, const struct lj_layout *lay,
+				const struct ljs_sample *s, uint64_t vm_lo, uint64_t vm_hi)
+{
+	const struct ljs_section *L = ljs_sample__section(s, LJS_SEC_L, -1);
+	const struct ljs_section *T = ljs_sample__section(s, LJS_SEC_TRACE, -1);
+
+	if (!lay || !lay->cf_size)
+		return 0;
+	native_lj_rule__init(r, lay->cf_size, !!(lay->flags & LJ_LAYOUT_F_GC64));
+	r->vm_lo = vm_lo;
+	r->vm_hi = vm_hi;
+	if (L)
+		r->cframe = sec_u(L, L->addr + lay->l_cframe, 8) & ~(uint64_t)3;
+	if (T && lay->t_mcode && lay->t_szmcode) {	/* on a trace (vmstate >= 0) */
+		r->trace_lo = sec_u(T, T->addr + lay->t_mcode, 8);
+		r->trace_hi = r->trace_lo + sec_u(T, T->addr + lay->t_szmcode, 4);
+		r->spadjust = (uint32_t)sec_u(T, T->addr + lay->t_spadjust, 2);
+		r->any_unknown = 1;
+	}
+	return r->trace_lo < r->trace_hi || r->vm_lo < r->vm_hi;
 }

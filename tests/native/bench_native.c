@@ -30,7 +30,7 @@
 struct bench_proc {
 	uint32_t pid;
 	struct procmap *pm;
-	int has_lj, gc64;
+	int has_lj;
 	struct lj_layout lay;
 	uint64_t vm_lo, vm_hi;
 };
@@ -86,48 +86,9 @@ static int bench__process(struct bench *b, const struct snapfile_process *p)
 	bp->pm = pm;
 	bp->has_lj = p->has_luajit;
 	bp->lay = p->layout;
-	bp->gc64 = !!(p->layout.flags & LJ_LAYOUT_F_GC64);
 	bp->vm_lo = p->vm_lo;
 	bp->vm_hi = p->vm_hi;
 	return 0;
-}
-
-/* Little-endian integer of n bytes at addr inside a section, or 0. */
-static uint64_t bench__sec_u(const struct ljs_section *sec, uint64_t addr, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	if (!sec || addr < sec->addr || addr - sec->addr + n > sec->len)
-		return 0;
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)sec->data[addr - sec->addr + i] << (8 * i);
-	return v;
-}
-
-/* LuaJIT's rule for this sample: cframe from L, spadjust and mcode from the
- * trace header.  Returns 1 when a rule was built. */
-static int bench__lj_rule(const struct bench_proc *bp, const struct ljs_sample *s,
-			  struct native_lj_rule *r)
-{
-	const struct ljs_section *L = ljs_sample__section(s, LJS_SEC_L, -1);
-	const struct ljs_section *T = ljs_sample__section(s, LJS_SEC_TRACE, -1);
-	const struct lj_layout *lay = &bp->lay;
-
-	if (!bp->has_lj || !lay->cf_size)
-		return 0;
-	native_lj_rule__init(r, lay->cf_size, bp->gc64);
-	r->vm_lo = bp->vm_lo;
-	r->vm_hi = bp->vm_hi;
-	if (L)
-		r->cframe = bench__sec_u(L, L->addr + lay->l_cframe, 8) & ~(uint64_t)3;
-	if (T && lay->t_mcode && lay->t_szmcode) {	/* on a trace (vmstate >= 0) */
-		r->trace_lo = bench__sec_u(T, T->addr + lay->t_mcode, 8);
-		r->trace_hi = r->trace_lo + bench__sec_u(T, T->addr + lay->t_szmcode, 4);
-		r->spadjust = (uint32_t)bench__sec_u(T, T->addr + lay->t_spadjust, 2);
-		r->any_unknown = 1;
-	}
-	return r->trace_lo < r->trace_hi || r->vm_lo < r->vm_hi;
 }
 
 /* Print one symbolized stack. */
@@ -173,7 +134,8 @@ static void bench__sample(struct bench *b, const struct ljs_sample *s)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	procmap__memsrc_init(&files, bp->pm, NULL);
 	o.mem = &files;
-	if (!b->no_lj && bench__lj_rule(bp, s, &rule)) {
+	if (!b->no_lj && bp->has_lj &&
+	    native_lj_rule__from_sample(&rule, &bp->lay, s, bp->vm_lo, bp->vm_hi)) {
 		o.step_unknown = native__step_lj;
 		o.step_arg = &rule;
 		o.hook_lo = rule.vm_lo;
