@@ -15,6 +15,11 @@
 
 #define INSPECT_LIVE_TRIES	8		/* live calibration attempts per process */
 #define INSPECT_LIVE_GAP_NS	100000000ull	/* between two attempts */
+/* A process is looked at again INSPECT_AGAIN_MIN_NS after its mappings
+ * changed (exec, dlopen), then ever less often up to INSPECT_AGAIN_MAX_NS
+ * while they stay the same; only while it has samples (record.c). */
+#define INSPECT_AGAIN_MIN_NS	20000000ull
+#define INSPECT_AGAIN_MAX_NS	4000000000ull
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -errno. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
@@ -82,6 +87,24 @@ static uint64_t maps_signature(const struct lj_proc_detect *pd)
 		h = (h ^ pd->maps[i].inode) * 1099511628211ull;
 	}
 	return h;
+}
+
+/* Remember the executable mappings of p (to notice when they change). */
+static void keep_xranges(struct proc *p, const struct lj_proc_detect *pd)
+{
+	uint64_t *v = calloc(pd->nmaps ? pd->nmaps * 2 : 1, sizeof(*v));
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; v && i < pd->nmaps; i++) {
+		if (!(pd->maps[i].prot & PROT_EXEC))
+			continue;
+		v[2 * n] = pd->maps[i].start;	/* /proc/PID/maps is sorted */
+		v[2 * n + 1] = pd->maps[i].end;
+		n++;
+	}
+	proctab__set_xranges(p, v, n);
+	free(v);
 }
 
 /* Describe a detected build for humans. */
@@ -211,14 +234,20 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		if (!p->reported)
 			write_process(rc, p, NULL, exe, cmdline, start_ns);
 		p->reported = 1;
+		p->reinspect_gap_ns = INSPECT_AGAIN_MAX_NS;
 		lj_proc_detect__exit(&pd);
 		return;
 	}
 	sig = maps_signature(&pd);
+	keep_xranges(p, &pd);
 	if (p->reported && sig == p->maps_sig) {
+		/* Nothing new: look again later, less and less often. */
+		p->reinspect_gap_ns = p->reinspect_gap_ns * 2 > INSPECT_AGAIN_MAX_NS ?
+			INSPECT_AGAIN_MAX_NS : p->reinspect_gap_ns * 2;
 		lj_proc_detect__exit(&pd);
-		return;		/* nothing new */
+		return;
 	}
+	p->reinspect_gap_ns = INSPECT_AGAIN_MIN_NS;
 	p->maps_sig = sig;
 	p->has_luajit = pd.found && pd.det.layout_ok;
 	if (p->has_luajit) {
@@ -253,6 +282,19 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	write_process(rc, p, &pd, exe, cmdline, start_ns);
 	p->reported = 1;
 	lj_proc_detect__exit(&pd);
+}
+
+/* Inspect p again if its mappings may have changed; see record.h. */
+void inspect__again(struct recorder *rc, struct proc *p, const struct ljs_sample *s,
+		    uint64_t now_ns)
+{
+	if (!p || p->state != PROC_INSPECTED || p->last_sample_ns <= p->inspected_ns)
+		return;
+	if (s && (s->flags & LJS_SAMPLE_F_REGS_VALID) && s->regs.ip &&
+	    !proctab__in_xrange(p, s->regs.ip) && now_ns >= p->inspected_ns + INSPECT_AGAIN_MIN_NS)
+		inspect__process(rc, p, now_ns);	/* it runs code we have not seen mapped */
+	else if (now_ns >= p->inspected_ns + p->reinspect_gap_ns)
+		inspect__process(rc, p, now_ns);
 }
 
 /* Write an exit note for a process; see record.h. */

@@ -18,6 +18,10 @@ int proctab__init(struct proctab *pt)
 /* Free the table. */
 void proctab__exit(struct proctab *pt)
 {
+	uint32_t i;
+
+	for (i = 0; pt->v && i < pt->cap; i++)
+		free(pt->v[i].xr);
 	free(pt->v);
 	memset(pt, 0, sizeof(*pt));
 }
@@ -91,6 +95,57 @@ struct proc *proctab__next(struct proctab *pt, uint32_t *iter)
 			return p;
 	}
 	return NULL;
+}
+
+/* Replace p's executable ranges; see proctab.h. */
+int proctab__set_xranges(struct proc *p, const uint64_t *pairs, uint32_t n)
+{
+	uint64_t *v = NULL;
+	int err = 0;
+
+	if (n) {
+		v = malloc((size_t)n * 2 * sizeof(*v));
+		if (v) {
+			memcpy(v, pairs, (size_t)n * 2 * sizeof(*v));
+		} else {
+			n = 0;
+			err = -ENOMEM;
+		}
+	}
+	free(p->xr);
+	p->xr = v;
+	p->nxr = n;
+	return err;
+}
+
+/* Whether addr lies in one of p's executable ranges (binary search). */
+int proctab__in_xrange(const struct proc *p, uint64_t addr)
+{
+	uint32_t lo = 0, hi = p->nxr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->xr[2 * mid])
+			hi = mid;
+		else if (addr >= p->xr[2 * mid + 1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* Forget what p's last inspection saw; see proctab.h. */
+void proctab__reset(struct proc *p)
+{
+	proctab__set_xranges(p, NULL, 0);
+	p->state = PROC_NEW;
+	p->has_luajit = 0;
+	p->cfg_gen = 0;
+	p->maps_sig = 0;
+	p->g_hint = 0;
+	p->reinspect_gap_ns = 0;
 }
 
 /* Largest of a few offsets, plus the 8 bytes of the field there. */

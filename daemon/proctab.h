@@ -36,6 +36,12 @@ struct proc {
 	int live_done;
 	uint32_t live_tries;
 	uint64_t live_next_ns;
+	/* The executable mappings of the last inspection, sorted, as [lo, hi)
+	 * pairs: a sample outside them means the mappings changed (exec in
+	 * progress at the first inspection, dlopen, a new JIT code area). */
+	uint64_t *xr;
+	uint32_t nxr;
+	uint64_t reinspect_gap_ns;	/* wait after an inspection before the next check */
 };
 
 struct proctab {
@@ -55,6 +61,16 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid);
 
 /* Iterate: for (i = 0; (p = proctab__next(pt, &i)); ) ... */
 struct proc *proctab__next(struct proctab *pt, uint32_t *iter);
+
+/* Replace p's executable ranges with n [lo, hi) pairs (sorted by lo);
+ * 0 or -ENOMEM (the old ones are dropped then). */
+int proctab__set_xranges(struct proc *p, const uint64_t *pairs, uint32_t n);
+
+/* Whether addr lies in one of p's executable ranges. */
+int proctab__in_xrange(const struct proc *p, uint64_t addr);
+
+/* Forget what p's last inspection saw (an exec replaced the image). */
+void proctab__reset(struct proc *p);
 
 /* Build the BPF configuration for a LuaJIT process. */
 void proctab__cfg(const struct proc *p, uint32_t lstack_bytes, struct ljs_proc_cfg *cfg);

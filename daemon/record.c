@@ -353,12 +353,14 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		p = proctab__get(&rc->pt, s.pid);
 		if (p) {
+			p->samples++;
+			p->last_sample_ns = s.time_ns;
 			if (p->state == PROC_NEW) {
 				memcpy(p->comm, s.comm, sizeof(p->comm));
 				inspect__process(rc, p, s.time_ns);
+			} else {
+				inspect__again(rc, p, &s, s.time_ns);
 			}
-			p->samples++;
-			p->last_sample_ns = s.time_ns;
 		}
 		note_kernel_ips(rc, &s);
 		err = snapfile_writer__sample(rc->w, &s);
@@ -391,7 +393,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			p->ppid = te->ppid;
 			memcpy(p->comm, te->comm, sizeof(p->comm));
 			if (p->state == PROC_GONE)
-				p->state = PROC_NEW;	/* pid reused */
+				proctab__reset(p);	/* pid reused */
 			if (!rc->o.all)
 				rc->live_targets++;
 		} else if (te->type == LJS_REC_EXEC) {
@@ -399,11 +401,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			memcpy(p->comm, te->comm, sizeof(p->comm));
 			bpfload__del_cfg(&rc->bl, p->pid);
 			harvest__forget(rc->hv, p->pid);
-			p->state = PROC_NEW;
-			p->has_luajit = 0;
-			p->cfg_gen = 0;
-			p->maps_sig = 0;
-			p->g_hint = 0;
+			proctab__reset(p);
 		} else {
 			bpfload__del_cfg(&rc->bl, p->pid);
 			if (!rc->o.all)
@@ -463,19 +461,15 @@ static void add_descendants(struct recorder *rc, uint32_t pid, int depth)
 	closedir(d);
 }
 
-/* Re-inspect processes that showed no LuaJIT yet: libraries get dlopen'ed. */
+/* Look again at the sampled processes whose mappings may have changed
+ * (libraries get dlopen'ed, an exec was under way at the first look). */
 static void reinspect(struct recorder *rc, uint64_t now)
 {
 	uint32_t it = 0;
 	struct proc *p;
 
-	while ((p = proctab__next(&rc->pt, &it))) {
-		if (p->state != PROC_INSPECTED || p->has_luajit)
-			continue;
-		if (now - p->last_sample_ns > 2000000000ull || now - p->inspected_ns < 2000000000ull)
-			continue;
-		inspect__process(rc, p, now);
-	}
+	while ((p = proctab__next(&rc->pt, &it)))
+		inspect__again(rc, p, NULL, now);
 }
 
 /* Write the statistics record and print the summary. */
@@ -681,9 +675,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (rc.o.duration && now - t0 >= (uint64_t)(rc.o.duration * 1e9))
 			break;
+		reinspect(&rc, now);
 		if (now - last_tick >= 1000000000ull) {
 			last_tick = now;
-			reinspect(&rc, now);
 			err = snapfile_writer__flush(rc.w);
 			if (err && !rc.werr)
 				rc.werr = err;

@@ -67,6 +67,14 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns);
  * attempts per process; cheap once done. */
 void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sample *s);
 
+/* Inspect p again if its mappings may have changed since the last time:
+ * a sample of it (s, or NULL from the timer at now_ns) ran outside the
+ * executable mappings seen then, or the next periodic look is due (soon
+ * after a change, then ever less often).  Only for processes sampled since
+ * their last inspection: idle ones cost nothing. */
+void inspect__again(struct recorder *rc, struct proc *p, const struct ljs_sample *s,
+		    uint64_t now_ns);
+
 /* Write an exit note for a process. */
 void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns);
 

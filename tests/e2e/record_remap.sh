@@ -1,0 +1,88 @@
+#!/bin/sh
+# E2E: code mapped while the recording runs.  tests/lua/record_remap.lua
+# spins in Lua (lua_spin), then ffi.load()s zlib and spins in crc32()
+# (zlib_spin), one CPU second each.  Two cases:
+#   dlopen   tests/e2e/ljdlopen spins in C for 300 ms, then dlopen()s
+#            libluajit-5.1.so.2 and runs the script: neither LuaJIT nor
+#            zlib is mapped when the process is first inspected;
+#   luajit   /usr/bin/luajit runs it: LuaJIT is there from the start, zlib
+#            comes later.
+#
+# Ground truth: the script's structure and the CPU time each phase took
+# (os.clock, printed by the script), at the sampling frequency:
+#   - the recorder finds LuaJIT in the library once it is mapped: >= 80% of
+#     the samples that lua_spin's CPU time predicts carry its Lua frame
+#     (under the main chunk);
+#   - zlib's frames are named: >= 80% of the samples zlib_spin's CPU time
+#     predicts carry its frame, and >= 90% of those continue into a frame
+#     named by a symbol zlib exports (nm -D), <= 2% into an [unknown] one.
+. "$(dirname "$0")/lib.sh"
+need_bpf
+need_prog nm binutils
+need_prog luajit luajit
+HOST=$top_builddir/tests/e2e/ljdlopen
+[ -x "$HOST" ] || fail "tests/e2e/ljdlopen not built (libluajit-5.1-dev missing?)"
+SCRIPT=$top_srcdir/tests/lua/record_remap.lua
+ZLIB=$(ldconfig -p | awk '$1 == "libz.so.1" && /x86-64/ { print $NF; exit }')
+[ -n "$ZLIB" ] || fail "libz.so.1 not found by ldconfig"
+nm -D --defined-only "$ZLIB" | awk '{ sub(/@.*/, "", $3); print $3 }' > "$TMPD/zsyms"
+grep -qx crc32 "$TMPD/zsyms" || fail "$ZLIB exports no crc32"
+HZ=499
+line() { awk -v k="$2" '$1 == "FN" && $2 == k { print $3 }' "$TMPD/$1.out"; }
+cpu() { awk -v k="$2" '$1 == "CPU" && $2 == k { printf "%d\n", $3 * 1000 }' "$TMPD/$1.out"; }
+
+# run_case NAME COMM BUILD CMD...: record `CMD SCRIPT 1`, check as above
+run_case() {
+	local n=$1 comm=$2 build=$3 cap=$TMPD/$1.ljsnap pid lua zl exp_l exp_z LS ZS
+	shift 3
+	"$LJSNAP" record -F $HZ -o "$cap" -- "$@" "$SCRIPT" 1 \
+		> "$TMPD/$n.out" 2> "$TMPD/$n.err" || { cat "$TMPD/$n.err" >&2; fail "$n: ljsnap record failed"; }
+	grep -q '^done' "$TMPD/$n.out" || { cat "$TMPD/$n.out" "$TMPD/$n.err" >&2; fail "$n: the workload did not run"; }
+	grep -q "($comm): upstream GC64 in .*$build" "$TMPD/$n.err" ||
+		{ cat "$TMPD/$n.err" >&2; fail "$n: the recorder did not find LuaJIT in $build"; }
+	pid=$("$LJSNAP" info "$cap" | awk -v c="$comm" '/^  pid [0-9]+ \(ppid/ && index($0, c) { print $2; exit }')
+	[ -n "$pid" ] || fail "$n: no $comm process in the capture"
+	"$LJSNAP" report -f folded --pid "$pid" -o "$TMPD/$n.folded" "$cap" 2> "$TMPD/$n.rerr" ||
+		{ cat "$TMPD/$n.rerr" >&2; fail "$n: ljsnap report failed"; }
+
+	LS="lua_spin $SCRIPT:$(line "$n" lua_spin)"
+	ZS="zlib_spin $SCRIPT:$(line "$n" zlib_spin)"
+	awk -v ls="$LS" -v zs="$ZS" -v main="main $SCRIPT" -v syms="$TMPD/zsyms" '
+		BEGIN { while ((getline s < syms) > 0) z[s] = 1 }
+		{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+		  k = split(line, f, ";"); hm = 0; at = 0
+		  for (i = 1; i <= k; i++) {
+			sub(/_\[[ji]\]$/, "", f[i])
+			if (f[i] == main) hm = 1
+			if (hm && (f[i] == ls || f[i] == zs)) at = i
+		  }
+		  if (!at) next
+		  if (f[at] == ls) { L += n; next }
+		  Z += n; named = 0; unk = 0
+		  for (i = at + 1; i <= k; i++) {
+			if (f[i] in z) named = 1
+			if (index(f[i], "[unknown") == 1) unk = 1
+		  }
+		  if (named && !unk) ZN += n
+		  if (unk) { ZU += n; if (shown++ < 3) print "unknown: " line > "/dev/stderr" }
+		}
+		END { printf "lua %d\nzlib %d\nzlib_named %d\nzlib_unknown %d\n", L, Z, ZN, ZU }' \
+		"$TMPD/$n.folded" > "$TMPD/$n.check"
+	sed "s/^/# $n: /" "$TMPD/$n.check"
+	lua=$(value lua "$TMPD/$n.check"); zl=$(value zlib "$TMPD/$n.check")
+	exp_l=$(( $(cpu "$n" lua_spin) * HZ / 1000 )); exp_z=$(( $(cpu "$n" zlib_spin) * HZ / 1000 ))
+	note "$n: expected from CPU time: lua_spin $exp_l, zlib_spin $exp_z samples"
+	assert_ge "$exp_l" 200 "$n: lua_spin ran too short"
+	assert_ge "$exp_z" 200 "$n: zlib_spin ran too short"
+	assert_ge "$(( 100 * lua ))" "$(( 80 * exp_l ))" "$n: lua_spin: < 80% of its samples carry its Lua frame"
+	assert_ge "$(( 100 * zl ))" "$(( 80 * exp_z ))" "$n: zlib_spin: < 80% of its samples carry its Lua frame"
+	assert_ge "$(( 100 * $(value zlib_named "$TMPD/$n.check") ))" "$(( 90 * zl ))" \
+		"$n: zlib_spin: < 90% of its samples continue into a frame named by zlib's symbols"
+	assert_ge "$(( 2 * zl ))" "$(( 100 * $(value zlib_unknown "$TMPD/$n.check") ))" \
+		"$n: zlib_spin: > 2% of its samples have [unknown] frames"
+}
+
+run_case dlopen ljdlopen libluajit-5.1.so "$HOST" 300 libluajit-5.1.so.2
+LUAJIT=$(readlink -f "$(command -v luajit)")
+run_case luajit luajit "$LUAJIT" "$LUAJIT"
+exit 0
