@@ -10,6 +10,7 @@
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_NBUCKETS	4096
+#define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
 
 struct hv_ent {
 	struct hv_ent *next;
@@ -18,13 +19,22 @@ struct hv_ent {
 	uint64_t addr;
 	uint64_t gen;		/* 1 for the first content seen, +1 per change */
 	uint64_t checked_ns;	/* sample time of the last live validation */
+	int reconfirm;		/* an overlapping range was written with other bytes */
 	uint8_t data[];
+};
+
+/* The overlap index: one node per page an entry touches. */
+struct hv_pref {
+	struct hv_pref *next;
+	struct hv_ent *e;
+	uint64_t page;
 };
 
 struct harvest {
 	struct snapfile_writer *w;
 	size_t max_bytes, bytes;
 	struct hv_ent *b[HARVEST_NBUCKETS];
+	struct hv_pref *pb[HARVEST_NBUCKETS];	/* by (pid, page) */
 	struct harvest_stats st;
 	int err;
 	/* the current sample */
@@ -43,11 +53,82 @@ static struct hv_ent **bucket(struct harvest *h, uint32_t pid, uint64_t addr, ui
 	return &h->b[(k >> 32) % HARVEST_NBUCKETS];
 }
 
+/* Overlap-index bucket of a page. */
+static struct hv_pref **page_bucket(struct harvest *h, uint32_t pid, uint64_t page)
+{
+	uint64_t k = (page * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid << 40);
+
+	return &h->pb[(k >> 32) % HARVEST_NBUCKETS];
+}
+
+/* Put e in the overlap index (best effort: an entry left out is only not
+ * reconfirmed). */
+static void index_add(struct harvest *h, struct hv_ent *e)
+{
+	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT;
+
+	for (pg = e->addr >> HARVEST_PAGE_SHIFT; pg <= last; pg++) {
+		struct hv_pref **bp = page_bucket(h, e->pid, pg), *r = malloc(sizeof(*r));
+
+		if (!r)
+			return;
+		r->e = e;
+		r->page = pg;
+		r->next = *bp;
+		*bp = r;
+	}
+}
+
+/* Take out of the overlap index every node of pid (any pid if all). */
+static void index_drop(struct harvest *h, uint32_t pid, int all)
+{
+	size_t i;
+
+	for (i = 0; i < HARVEST_NBUCKETS; i++) {
+		struct hv_pref **pp = &h->pb[i];
+
+		while (*pp) {
+			struct hv_pref *r = *pp;
+
+			if (all || r->e->pid == pid) {
+				*pp = r->next;
+				free(r);
+			} else {
+				pp = &r->next;
+			}
+		}
+	}
+}
+
+/* e was just written: the cached ranges overlapping it with other bytes in
+ * the overlap must be written again when next confirmed. */
+static void mark_overlaps(struct harvest *h, const struct hv_ent *e)
+{
+	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT;
+
+	for (pg = e->addr >> HARVEST_PAGE_SHIFT; pg <= last; pg++) {
+		struct hv_pref *r;
+
+		for (r = *page_bucket(h, e->pid, pg); r; r = r->next) {
+			struct hv_ent *o = r->e;
+			uint64_t lo, hi;
+
+			if (o == e || r->page != pg || o->pid != e->pid || o->reconfirm)
+				continue;
+			lo = o->addr > e->addr ? o->addr : e->addr;
+			hi = o->addr + o->len < e->addr + e->len ? o->addr + o->len : e->addr + e->len;
+			if (lo < hi && memcmp(o->data + (lo - o->addr), e->data + (lo - e->addr), hi - lo))
+				o->reconfirm = 1;
+		}
+	}
+}
+
 /* Drop every entry (the size cap was reached, or at the end). */
 static void clear_all(struct harvest *h)
 {
 	size_t i;
 
+	index_drop(h, 0, 1);
 	for (i = 0; i < HARVEST_NBUCKETS; i++) {
 		while (h->b[i]) {
 			struct hv_ent *e = h->b[i];
@@ -59,8 +140,8 @@ static void clear_all(struct harvest *h)
 	h->bytes = 0;
 }
 
-/* Write one generation of a range. */
-static void write_gen(struct harvest *h, const struct hv_ent *e)
+/* Write one generation of a range (again, when reconfirmed). */
+static void write_gen(struct harvest *h, struct hv_ent *e)
 {
 	struct snapfile_memory m = {
 		.pid = e->pid, .len = e->len, .addr = e->addr, .data = e->data,
@@ -75,6 +156,8 @@ static void write_gen(struct harvest *h, const struct hv_ent *e)
 	}
 	h->st.records++;
 	h->st.bytes += e->len;
+	e->reconfirm = 0;
+	mark_overlaps(h, e);
 }
 
 /* memsrc read: cache validated at this sample, else live (see harvest.h). */
@@ -108,6 +191,10 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	memcpy(buf, h->tmp, len);
 	if (e && !memcmp(e->data, h->tmp, len)) {
 		e->checked_ns = h->time_ns;
+		if (e->reconfirm) {
+			h->st.reconfirmed++;
+			write_gen(h, e);
+		}
 		return 0;
 	}
 	if (e) {
@@ -128,10 +215,12 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->addr = addr;
 		e->len = len;
 		e->gen = 1;
+		e->reconfirm = 0;
 		memcpy(e->data, h->tmp, len);
 		e->next = *bp;
 		*bp = e;
 		h->bytes += len;
+		index_add(h, e);
 	}
 	e->checked_ns = h->time_ns;
 	write_gen(h, e);
@@ -182,6 +271,7 @@ void harvest__forget(struct harvest *h, uint32_t pid)
 {
 	size_t i;
 
+	index_drop(h, pid, 0);
 	for (i = 0; i < HARVEST_NBUCKETS; i++) {
 		struct hv_ent **pp = &h->b[i];
 

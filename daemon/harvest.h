@@ -15,6 +15,14 @@
  * would keep only its first record, and report must then prefer an old
  * record over newer overlapping ones of objects that lived at that address
  * in between, which it cannot tell apart from a stale one.
+ *
+ * A record is valid from its sample's time until a newer record of the
+ * same range, and report ranks overlapping ranges by that time.  So when a
+ * range gets a record whose bytes disagree with an overlapping cached range
+ * (the gct byte of a function read alone just after the GC freed it, next
+ * to the whole header read at every sample), the overlapping range is
+ * written again, unchanged, the next time a walk confirms it: otherwise the
+ * lone stale byte would outrank the header for as long as nobody re-read it.
  */
 #ifndef LJSNAP_HARVEST_H
 #define LJSNAP_HARVEST_H
@@ -35,6 +43,7 @@ struct harvest_stats {
 	uint64_t bytes;		/* bytes in those records */
 	uint64_t generations;	/* ranges whose content changed (new generation) */
 	uint64_t evictions;	/* cache resets at the size cap */
+	uint64_t reconfirmed;	/* unchanged ranges written again (see above) */
 };
 
 struct harvest *harvest__new(struct snapfile_writer *w, size_t max_bytes);

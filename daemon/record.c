@@ -503,6 +503,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
 	st[n++] = (struct snapfile_stat){ "harvest_live_reads", hs->live_reads };
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
+	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);

@@ -189,12 +189,13 @@ static int link__sane(struct ljw *w, const struct thr *t, uint64_t f, int64_t ft
 static int base__check(struct ljw *w, const struct thr *t, uint64_t base)
 {
 	struct ljd_frame fr;
-	uint8_t gct;
-	uint64_t f = base - 8;
+	uint8_t gct, ffid;
+	uint64_t f = base - 8, fpc, cfn;
 
 	if (base < 8 || !thr__frame_ok(t, &w->d, f) || base > t->end)
 		return 0;
-	if (ljd__frame(&w->d, f, &fr) || ljd__gct(&w->d, fr.fn, &gct) || gct != LJD_GCT_FUNC)
+	if (ljd__frame(&w->d, f, &fr) || ljw__fn_read(w, fr.fn, &gct, &ffid, &fpc, &cfn) ||
+	    gct != LJD_GCT_FUNC)
 		return 0;
 	return link__sane(w, t, f, fr.ftsz);
 }
@@ -205,12 +206,12 @@ static int32_t base__pos(struct ljw *w, uint64_t base, uint64_t pc)
 	const struct lj_layout *lay = w->d.lay;
 	struct ljd_frame fr;
 	struct ljw_proto *p;
-	uint64_t fpc;
-	uint8_t ffid;
+	uint64_t fpc, cfn;
+	uint8_t gct, ffid;
 
 	if (!pc || ljd__frame(&w->d, base - 8, &fr) ||
-	    memsrc__u8(w->d.ms, fr.fn + lay->fn_ffid, &ffid) || ffid != 0 ||
-	    ljd__ref(&w->d, fr.fn + lay->fn_pc, &fpc) || fpc < lay->pt_size)
+	    ljw__fn_read(w, fr.fn, &gct, &ffid, &fpc, &cfn) || gct != LJD_GCT_FUNC || ffid != 0 ||
+	    fpc < lay->pt_size)
 		return -1;
 	p = ljw__proto(w, fpc - lay->pt_size);
 	return p ? ljw__proto_pos(w, p, pc) : -1;

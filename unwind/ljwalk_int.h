@@ -99,6 +99,12 @@ int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos);
 /* A GCstr's bytes into the arena (at most cap bytes); NULL if unreadable. */
 const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp);
 
+/* A function object's gct, ffid, pc (prototype ref, or the C entry's for
+ * builtins) and C entry f, from one read of its header when possible, so
+ * that every use of a function reads (and a recorder stores) one range;
+ * 0 or -EFAULT. */
+int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64_t *pc,
+		 uint64_t *cfn);
 /* Fill a frame from a function object (kind, ffid, C entry, prototype,
  * chunk, line at pc); returns the prototype of a Lua function, else NULL
  * with *err set when the object is unusable. */

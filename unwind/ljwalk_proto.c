@@ -335,8 +335,8 @@ int ljw__proto_line(struct ljw *w, const struct ljw_proto *p, uint32_t pos)
 
 /* Read a function object's gct, ffid, pc and (C functions) f: one read of
  * its header when possible, so a recording source stores one range. */
-static int fn__read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64_t *pc,
-		    uint64_t *cfn)
+int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64_t *pc,
+		 uint64_t *cfn)
 {
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t need = lay->fn_f + 8 > lay->fn_pc + w->d.ref ? lay->fn_f + 8 :
@@ -411,7 +411,7 @@ struct ljw_proto *ljw__frame_fill(struct ljw *w, struct ljw_frame *o, uint64_t f
 
 	*err = LJW_R_NONE;
 	o->fn = fn;
-	if (fn__read(w, fn, &gct, &ffid, &fpc, &cfn)) {
+	if (ljw__fn_read(w, fn, &gct, &ffid, &fpc, &cfn)) {
 		*err = LJW_R_FUNC_UNREADABLE;
 		return NULL;
 	}

@@ -9,25 +9,7 @@
 #include <stdio.h>
 #include "formats/snapfile.h"
 
-extern int failures, checks;
-
-#define CHECK(cond) do {							\
-	checks++;								\
-	if (!(cond)) {								\
-		failures++;							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-	}									\
-} while (0)
-
-#define CHECKF(cond, ...) do {							\
-	checks++;								\
-	if (!(cond)) {								\
-		failures++;							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);					\
-		fputc('\n', stderr);						\
-	}									\
-} while (0)
+#include "tests/unit/check.h"
 
 /* Path of a file in the test's temporary directory (4 rotating buffers). */
 const char *tpath(const char *name);

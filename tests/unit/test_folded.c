@@ -15,16 +15,9 @@
 #include "formats/aggregate.h"
 #include "formats/folded.h"
 #include "formats/textreport.h"
+#include "tests/unit/check.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {							\
-	checks++;								\
-	if (!(cond)) {								\
-		failures++;							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-	}									\
-} while (0)
+int failures, checks;
 
 #define CHECK_STR(got, want) do {						\
 	const char *g_ = (got), *w_ = (want);					\

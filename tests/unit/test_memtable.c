@@ -15,16 +15,9 @@
 #include <time.h>
 
 #include "unwind/memtable.h"
+#include "tests/unit/check.h"
 
-static int failures, checks;
-
-#define CHECK(cond) do {							\
-	checks++;								\
-	if (!(cond)) {								\
-		failures++;							\
-		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-	}									\
-} while (0)
+int failures, checks;
 
 /* Add an entry of len bytes all equal to fill. */
 static long add_fill(struct memtable *t, uint32_t pid, uint64_t addr, uint32_t len, int fill,
