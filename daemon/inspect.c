@@ -89,6 +89,18 @@ static uint64_t maps_signature(const struct lj_proc_detect *pd)
 	return h;
 }
 
+/* What tells this image of a process from the next one after an exec: the
+ * inode and address of the executable's first mapping (0 if not mapped). */
+static uint64_t image_key(const struct lj_proc_detect *pd, const char *exe)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nmaps; i++)
+		if (pd->maps[i].path && !strcmp(pd->maps[i].path, exe))
+			return (pd->maps[i].inode * 1099511628211ull) ^ pd->maps[i].start;
+	return 0;
+}
+
 /* Remember the executable mappings of p (to notice when they change). */
 static void keep_xranges(struct proc *p, const struct lj_proc_detect *pd)
 {
@@ -132,6 +144,7 @@ static void write_process(struct recorder *rc, const struct proc *p,
 	memset(&sp, 0, sizeof(sp));
 	sp.pid = p->pid;
 	sp.ppid = p->ppid;
+	sp.image = p->image;
 	memcpy(sp.comm, p->comm, sizeof(sp.comm));
 	sp.exe = exe;
 	sp.cmdline = cmdline;
@@ -215,7 +228,7 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 {
 	char exe[4096] = "", cmdline[4096];
 	struct lj_proc_detect pd;
-	uint64_t start_ns = 0, sig;
+	uint64_t start_ns = 0, sig, key;
 	int err, was_lj;
 
 	if (!p)
@@ -238,6 +251,17 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		lj_proc_detect__exit(&pd);
 		return;
 	}
+	key = image_key(&pd, exe);
+	if (p->image_key && key && key != p->image_key) {
+		/* /proc already shows the image after an exec whose event is still
+		 * in the ring buffer: describing it now would give the samples of
+		 * the old image its mappings.  Look again after the event. */
+		p->reinspect_gap_ns = INSPECT_AGAIN_MIN_NS;
+		lj_proc_detect__exit(&pd);
+		return;
+	}
+	if (!p->image_key)
+		p->image_key = key;
 	sig = maps_signature(&pd);
 	keep_xranges(p, &pd);
 	if (p->reported && sig == p->maps_sig) {

@@ -146,6 +146,8 @@ void proctab__reset(struct proc *p)
 	p->maps_sig = 0;
 	p->g_hint = 0;
 	p->reinspect_gap_ns = 0;
+	p->image_key = 0;
+	p->image++;
 }
 
 /* Largest of a few offsets, plus the 8 bytes of the field there. */

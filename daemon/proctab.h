@@ -42,6 +42,8 @@ struct proc {
 	uint64_t *xr;
 	uint32_t nxr;
 	uint64_t reinspect_gap_ns;	/* wait after an inspection before the next check */
+	uint32_t image;			/* +1 at each exec or reuse of the pid */
+	uint64_t image_key;		/* where the executable was mapped in this image (0 = not seen) */
 };
 
 struct proctab {
@@ -69,7 +71,8 @@ int proctab__set_xranges(struct proc *p, const uint64_t *pairs, uint32_t n);
 /* Whether addr lies in one of p's executable ranges. */
 int proctab__in_xrange(const struct proc *p, uint64_t addr);
 
-/* Forget what p's last inspection saw (an exec replaced the image). */
+/* Forget what p's last inspection saw: an exec replaced the image, or the
+ * pid now names another process (the image number goes up). */
 void proctab__reset(struct proc *p);
 
 /* Build the BPF configuration for a LuaJIT process. */

@@ -2,8 +2,8 @@
  * report.c -- `ljsnap report`: walk every sample of a capture file offline
  * and write folded stacks or a text summary.
  *
- * The file is read twice.  Pass 1 keeps the latest description of each
- * process and loads every MEMORY record into a memory table (a record may
+ * The file is read twice.  Pass 1 keeps the descriptions of each process
+ * (daemon/report_proc.h) and loads every MEMORY record into a memory table (a record may
  * follow the samples that need it).  Pass 2 walks each sample as it is
  * read (the reader's pointers die at the next record) with the memory
  * source chain: the sample's own windows, then the memory table at the
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "daemon/cmds.h"
+#include "daemon/report_proc.h"
 #include "daemon/report_stack.h"
 #include "formats/aggregate.h"
 #include "formats/folded.h"
@@ -43,24 +44,6 @@ struct report_opts {
 	unsigned top;
 	unsigned stack_flags;	/* RSTACK_* */
 	int by_trace;		/* text: a table of samples per JIT trace */
-};
-
-/* What the report knows about one process. */
-struct rproc {
-	uint32_t pid;
-	int used, described;
-	char comm[LJS_COMM_LEN];
-	int has_luajit;
-	struct lj_layout layout;
-	uint64_t vm_lo, vm_hi;
-	char *build;
-	uint64_t samples;
-	struct procmap *pm;	/* mappings resolved on this machine (native frames) */
-};
-
-struct ptab {
-	struct rproc *v;
-	size_t n, cap;		/* cap: power of two */
 };
 
 struct notes {
@@ -247,87 +230,6 @@ static void notes__exit(struct notes *nt)
 
 /* -- Processes --------------------------------------------------------------- */
 
-/* The slot of pid (created when missing); NULL when out of memory. */
-static struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
-{
-	size_t i, mask;
-
-	if ((pt->n + 1) * 2 > pt->cap) {
-		size_t ncap = pt->cap ? pt->cap * 2 : 64, k;
-		struct rproc *nv = calloc(ncap, sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		for (k = 0; k < pt->cap; k++) {
-			if (!pt->v[k].used)
-				continue;
-			for (i = (pt->v[k].pid * 2654435761u) & (ncap - 1); nv[i].used;
-			     i = (i + 1) & (ncap - 1))
-				;
-			nv[i] = pt->v[k];
-		}
-		free(pt->v);
-		pt->v = nv;
-		pt->cap = ncap;
-	}
-	mask = pt->cap - 1;
-	for (i = (pid * 2654435761u) & mask; pt->v[i].used; i = (i + 1) & mask)
-		if (pt->v[i].pid == pid)
-			return &pt->v[i];
-	pt->v[i].used = 1;
-	pt->v[i].pid = pid;
-	pt->n++;
-	return &pt->v[i];
-}
-
-/* Free the process table. */
-static void ptab__exit(struct ptab *pt)
-{
-	size_t i;
-
-	for (i = 0; i < pt->cap; i++) {
-		free(pt->v[i].build);
-		rstack__procmap_free(pt->v[i].pm);
-	}
-	free(pt->v);
-}
-
-/* Take a PROCESS record: the latest description wins; an exit note only
- * fills in the name of a process never described. */
-static int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_process *sp)
-{
-	struct rproc *p = ptab__get(pt, sp->pid);
-	struct procmap *pm = NULL;
-
-	if (!p)
-		return -ENOMEM;
-	if (sp->exited_ns) {
-		if (!p->described && !p->comm[0])
-			memcpy(p->comm, sp->comm, sizeof(p->comm));
-		return 0;
-	}
-	if (rstack__procmap(rs, sp, &pm) == -ENOMEM)
-		return -ENOMEM;
-	rstack__procmap_free(p->pm);
-	p->pm = pm;
-	p->described = 1;
-	memcpy(p->comm, sp->comm, sizeof(p->comm));
-	p->comm[sizeof(p->comm) - 1] = '\0';
-	p->has_luajit = sp->has_luajit;
-	p->layout = sp->layout;
-	p->vm_lo = sp->vm_lo;
-	p->vm_hi = sp->vm_hi;
-	free(p->build);
-	p->build = NULL;
-	if (sp->has_luajit) {
-		p->build = strdup(sp->lj_build && sp->lj_build[0] ? sp->lj_build :
-				  lj_layout__family_name((enum lj_family)sp->layout.family));
-		if (!p->build)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 /* -- Pass 1: processes and memory -------------------------------------------------- */
 
 /* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
@@ -355,7 +257,7 @@ static int load(const char *path, struct ptab *pt, struct rstack *rs, struct mem
 		}
 		switch (rec.kind) {
 		case SNAPFILE_REC_PROCESS:
-			err = ptab__process(pt, rs, &rec.proc);
+			err = ptab__process(pt, rs, &rec.proc, rec.offset);
 			break;
 		case SNAPFILE_REC_KSYMS:
 			err = rstack__ksyms(rs, &rec.ksyms) == -ENOMEM ? -ENOMEM : 0;
@@ -529,9 +431,10 @@ struct walkctx {
 };
 
 /* Walk one sample and add its stack (kernel, native and Lua frames). */
-static int sample__add(struct walkctx *c, const struct ljs_sample *s)
+static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t offset)
 {
 	struct rproc *p = ptab__get(c->pt, s->pid);
+	const struct rdesc *d = p ? rproc__desc_at(p, offset) : NULL;
 	const struct ljw_stack *lua = NULL;
 	struct rstack_proc rp;
 	struct memtable_src msrc;
@@ -543,23 +446,25 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s)
 	if (!p)
 		return -ENOMEM;
 	p->samples++;
-	if (!p->described) {
+	if (!d) {
 		if (!p->comm[0])
 			memcpy(p->comm, s->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
 		c->unknown_pid += p->samples == 1;
+		memset(&rp, 0, sizeof(rp));
+	} else {
+		rp.pm = d->pm;
+		rp.has_luajit = d->has_luajit;
+		rp.layout = &d->layout;
+		rp.vm_lo = d->vm_lo;
+		rp.vm_hi = d->vm_hi;
 	}
-	p->comm[sizeof(p->comm) - 1] = '\0';
-	comm = p->comm[0] ? p->comm : "?";
-	rp.pm = p->pm;
-	rp.has_luajit = p->has_luajit;
-	rp.layout = &p->layout;
-	rp.vm_lo = p->vm_lo;
-	rp.vm_hi = p->vm_hi;
+	comm = d && d->comm[0] ? d->comm : p->comm[0] ? p->comm : "?";
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
 	memsrc__init_sample(&sm, s, &msrc.ms);
 	agg_stack__reset(&c->sb);
 	err = rstack__build(c->rs, c->agg, &c->sb, comm, s, &rp, c->w, &sm, &st, &lua);
-	if (!lua && p->has_luajit) {
+	if (!lua && rp.has_luajit) {
 		/* Taken before the recorder configured the process (BPF copied no
 		 * LuaJIT state) or an unusable layout: nothing to walk. */
 		memset(&st, 0, sizeof(st));
@@ -604,7 +509,7 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		if ((c->o->has_pid && rec.sample.pid != c->o->pid) ||
 		    (c->o->has_tid && rec.sample.tid != c->o->tid))
 			continue;
-		err = sample__add(c, &rec.sample);
+		err = sample__add(c, &rec.sample, rec.offset);
 		if (err) {
 			fprintf(stderr, "ljsnap report: out of memory after %" PRIu64 " samples\n",
 				agg__total(c->agg));
@@ -660,12 +565,13 @@ static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
 		return -ENOMEM;
 	for (i = 0; i < c->pt->cap; i++) {
 		const struct rproc *p = &c->pt->v[i];
+		const struct rdesc *d = rproc__last(p);
 
 		if (!p->used || !p->samples)
 			continue;
 		procs[n].pid = p->pid;
-		procs[n].comm = p->comm;
-		procs[n].build = p->has_luajit ? p->build : NULL;
+		procs[n].comm = d && d->comm[0] ? d->comm : p->comm;
+		procs[n].build = d && d->has_luajit ? d->build : NULL;
 		procs[n++].samples = p->samples;
 	}
 	qsort(procs, n, sizeof(*procs), proc__cmp);
@@ -735,7 +641,7 @@ int cmd_report(int argc, char **argv)
 	if (load(o.file, &pt, c.rs, mt, &nt, &lost))
 		goto out;
 	for (i = 0; i < pt.cap && memtable__count(mt) == 0; i++)
-		if (pt.v[i].used && pt.v[i].has_luajit) {
+		if (pt.v[i].used && rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->has_luajit) {
 			notes__add(&nt, "the file holds no harvested memory: Lua frames beyond the "
 				   "sampled windows cannot be named (record with a newer ljsnap)");
 			break;

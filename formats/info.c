@@ -111,8 +111,11 @@ static void info__process(struct info *in, const struct snapfile_header *h,
 		return;
 	}
 	in->nproc++;
-	fprintf(in->pf, "  pid %" PRIu32 " (ppid %" PRIu32 ") %s  exe %s  %" PRIu32 " mappings\n",
+	fprintf(in->pf, "  pid %" PRIu32 " (ppid %" PRIu32 ") %s  exe %s  %" PRIu32 " mappings",
 		p->pid, p->ppid, p->comm, p->exe[0] ? p->exe : "?", p->nmaps);
+	if (p->image)
+		fprintf(in->pf, "  (image %" PRIu32 ": after an exec or a reuse of the pid)", p->image);
+	fputc('\n', in->pf);
 	if (p->cmdline[0])
 		fprintf(in->pf, "      cmdline: %s\n", p->cmdline);
 	if (!p->has_luajit)

@@ -105,6 +105,7 @@ struct snapfile_process {
 	const char *cmdline;		/* arguments separated by spaces */
 	uint64_t start_ns;		/* process start, ns since boot */
 	uint64_t exited_ns;		/* exit time (sample clock), 0 = alive */
+	uint32_t image;			/* 0, +1 at each exec (or reuse of the pid) seen */
 	uint32_t nmaps;
 	const struct snapfile_mapping *maps;
 	/* LuaJIT, when has_luajit */

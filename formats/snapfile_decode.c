@@ -395,7 +395,7 @@ static void snapfile__luajit(struct mp_cur *c, struct snapfile_process *p, struc
 	}
 }
 
-/* PROCESS: [2, {pid, ppid, comm, exe, cmdline, start, exited, maps, lj?}]. */
+/* PROCESS: [2, {pid, ppid, comm, exe, cmdline, start, exited, image, maps, lj?}]. */
 int snapfile__decode_process(struct mp_cur *c, uint32_t nfields, struct snapfile_process *p,
 			     struct snapfile_arena *a)
 {
@@ -425,6 +425,8 @@ int snapfile__decode_process(struct mp_cur *c, uint32_t nfields, struct snapfile
 			mp_cur__uint(c, &p->start_ns);
 		else if (mp_key_is(k, kl, "exited"))
 			mp_cur__uint(c, &p->exited_ns);
+		else if (mp_key_is(k, kl, "image"))
+			mp_cur__u32(c, &p->image);
 		else if (mp_key_is(k, kl, "maps"))
 			snapfile__maps(c, p, a);
 		else if (mp_key_is(k, kl, "lj"))

@@ -237,7 +237,8 @@ static void snapfile_writer__luajit(struct snapfile_writer *w, const struct snap
 	snapfile_writer__ku64(w, "g", p->g);
 }
 
-/* PROCESS: [2, {"pid", "ppid", "comm", "exe", "cmdline", "start", "exited", "maps", "lj"?}]. */
+/* PROCESS: [2, {"pid", "ppid", "comm", "exe", "cmdline", "start", "exited", "image", "maps",
+ * "lj"?}]. */
 int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_process *p)
 {
 	uint32_t i;
@@ -251,7 +252,7 @@ int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_pr
 	err = snapfile_writer__begin(w, SNAPFILE_REC_PROCESS, 1);
 	if (err)
 		return err;
-	msgpack_pack_map(&w->pk, p->has_luajit ? 9 : 8);
+	msgpack_pack_map(&w->pk, p->has_luajit ? 10 : 9);
 	snapfile_writer__ku64(w, "pid", p->pid);
 	snapfile_writer__ku64(w, "ppid", p->ppid);
 	snapfile_writer__key(w, "comm");
@@ -260,6 +261,7 @@ int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_pr
 	snapfile_writer__kstr(w, "cmdline", p->cmdline);
 	snapfile_writer__ku64(w, "start", p->start_ns);
 	snapfile_writer__ku64(w, "exited", p->exited_ns);
+	snapfile_writer__ku64(w, "image", p->image);
 	snapfile_writer__key(w, "maps");
 	msgpack_pack_array(&w->pk, p->nmaps);
 	for (i = 0; i < p->nmaps; i++) {

@@ -12,7 +12,8 @@ PIDS_TO_KILL=""
 
 cleanup_all() {
 	for p in $PIDS_TO_KILL; do kill "$p" 2>/dev/null; done
-	rm -rf "$TMPD"
+	# LJSNAP_TEST_KEEP=1 keeps the captures and reports, to look at a failure
+	if [ -n "${LJSNAP_TEST_KEEP:-}" ]; then echo "# kept $TMPD" >&2; else rm -rf "$TMPD"; fi
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -5,11 +5,15 @@
  * not linked with LuaJIT: the library is not mapped during the C phase.
  * usage: ljdlopen SPIN_MS LIBRARY SCRIPT [ARGS...]   (the script sees ARGS
  * in `arg`, SCRIPT as arg[0]); prints "CPU c SECONDS" for the C phase.
+ *        ljdlopen SPIN_MS --exec PROGRAM [ARGS...]   execs PROGRAM instead
+ * (same pid, a new image) after the C phase.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <lua.h>
 
 typedef lua_State *(*newstate_fn)(void);
@@ -32,7 +36,7 @@ static double cpu_now(void)
 }
 
 /* Burn CPU in C for ms milliseconds of CPU time. */
-static __attribute__((noinline)) unsigned long c_spin(long ms)
+static __attribute__((noipa)) unsigned long c_spin(long ms)
 {
 	volatile unsigned long x = 1;
 	double t0 = cpu_now();
@@ -57,13 +61,19 @@ int main(int argc, char **argv)
 	int i, rc = 0;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: ljdlopen SPIN_MS LIBRARY SCRIPT [ARGS...]\n");
+		fprintf(stderr, "usage: ljdlopen SPIN_MS LIBRARY SCRIPT [ARGS...]\n"
+			"       ljdlopen SPIN_MS --exec PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	t0 = cpu_now();
 	c_spin(atol(argv[1]));
 	printf("CPU c %.3f\n", cpu_now() - t0);
 	fflush(stdout);
+	if (!strcmp(argv[2], "--exec")) {
+		execv(argv[3], argv + 3);
+		perror("ljdlopen: exec");
+		return 1;
+	}
 	h = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
 	if (!h) {
 		fprintf(stderr, "ljdlopen: %s\n", dlerror());

@@ -1,12 +1,14 @@
 #!/bin/sh
 # E2E: code mapped while the recording runs.  tests/lua/record_remap.lua
 # spins in Lua (lua_spin), then ffi.load()s zlib and spins in crc32()
-# (zlib_spin), one CPU second each.  Two cases:
-#   dlopen   tests/e2e/ljdlopen spins in C for 300 ms, then dlopen()s
-#            libluajit-5.1.so.2 and runs the script: neither LuaJIT nor
-#            zlib is mapped when the process is first inspected;
+# (zlib_spin), one CPU second each.  Three cases:
+#   dlopen   tests/e2e/ljdlopen spins in C (c_spin) for 300 ms, then
+#            dlopen()s libluajit-5.1.so.2 and runs the script: neither
+#            LuaJIT nor zlib is mapped when the process is first inspected;
 #   luajit   /usr/bin/luajit runs it: LuaJIT is there from the start, zlib
-#            comes later.
+#            comes later;
+#   exec     ljdlopen spins in C, then execs /usr/bin/luajit (same pid):
+#            report must name each image's frames with its own mappings.
 #
 # Ground truth: the script's structure and the CPU time each phase took
 # (os.clock, printed by the script), at the sampling frequency:
@@ -15,7 +17,10 @@
 #     (under the main chunk);
 #   - zlib's frames are named: >= 80% of the samples zlib_spin's CPU time
 #     predicts carry its frame, and >= 90% of those continue into a frame
-#     named by a symbol zlib exports (nm -D), <= 2% into an [unknown] one.
+#     named by a symbol zlib exports (nm -D), <= 2% into an [unknown] one;
+#   - where ljdlopen ran c_spin: >= 80% of the samples its CPU time predicts
+#     carry the frame c_spin (its own symbol, nm) under main, in a stack
+#     rooted at "ljdlopen" (its comm before any exec).
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog nm binutils
@@ -27,6 +32,7 @@ ZLIB=$(ldconfig -p | awk '$1 == "libz.so.1" && /x86-64/ { print $NF; exit }')
 [ -n "$ZLIB" ] || fail "libz.so.1 not found by ldconfig"
 nm -D --defined-only "$ZLIB" | awk '{ sub(/@.*/, "", $3); print $3 }' > "$TMPD/zsyms"
 grep -qx crc32 "$TMPD/zsyms" || fail "$ZLIB exports no crc32"
+nm "$HOST" | grep -q ' [tT] c_spin$' || fail "$HOST has no symbol c_spin"
 HZ=499
 line() { awk -v k="$2" '$1 == "FN" && $2 == k { print $3 }' "$TMPD/$1.out"; }
 cpu() { awk -v k="$2" '$1 == "CPU" && $2 == k { printf "%d\n", $3 * 1000 }' "$TMPD/$1.out"; }
@@ -56,6 +62,7 @@ run_case() {
 			if (f[i] == main) hm = 1
 			if (hm && (f[i] == ls || f[i] == zs)) at = i
 		  }
+		  if (f[1] == "ljdlopen") for (i = 2; i <= k; i++) if (f[i] == "c_spin" && f[i - 1] == "main") { C += n; break }
 		  if (!at) next
 		  if (f[at] == ls) { L += n; next }
 		  Z += n; named = 0; unk = 0
@@ -66,7 +73,7 @@ run_case() {
 		  if (named && !unk) ZN += n
 		  if (unk) { ZU += n; if (shown++ < 3) print "unknown: " line > "/dev/stderr" }
 		}
-		END { printf "lua %d\nzlib %d\nzlib_named %d\nzlib_unknown %d\n", L, Z, ZN, ZU }' \
+		END { printf "lua %d\nzlib %d\nzlib_named %d\nzlib_unknown %d\nc_spin %d\n", L, Z, ZN, ZU, C }' \
 		"$TMPD/$n.folded" > "$TMPD/$n.check"
 	sed "s/^/# $n: /" "$TMPD/$n.check"
 	lua=$(value lua "$TMPD/$n.check"); zl=$(value zlib "$TMPD/$n.check")
@@ -80,9 +87,24 @@ run_case() {
 		"$n: zlib_spin: < 90% of its samples continue into a frame named by zlib's symbols"
 	assert_ge "$(( 2 * zl ))" "$(( 100 * $(value zlib_unknown "$TMPD/$n.check") ))" \
 		"$n: zlib_spin: > 2% of its samples have [unknown] frames"
+	if grep -q '^CPU c ' "$TMPD/$n.out"; then
+		exp_c=$(( $(cpu "$n" c) * HZ / 1000 ))
+		note "$n: expected from CPU time: c_spin $exp_c samples"
+		assert_ge "$exp_c" 100 "$n: c_spin ran too short"
+		assert_ge "$(( 100 * $(value c_spin "$TMPD/$n.check") ))" "$(( 80 * exp_c ))" \
+			"$n: c_spin: < 80% of its samples carry its frame under main"
+	fi
 }
 
 run_case dlopen ljdlopen libluajit-5.1.so "$HOST" 300 libluajit-5.1.so.2
 LUAJIT=$(readlink -f "$(command -v luajit)")
 run_case luajit luajit "$LUAJIT" "$LUAJIT"
+run_case exec luajit "$LUAJIT" "$HOST" 300 --exec "$LUAJIT"
+# one pid, two images: ljdlopen's, then a higher-numbered one of luajit
+"$LJSNAP" info "$TMPD/exec.ljsnap" | awk '
+	/^  pid [0-9]+ \(ppid/ { im = 0; if (match($0, /\(image [0-9]+/)) im = substr($0, RSTART + 7, RLENGTH - 7) + 0
+		if ($5 == "ljdlopen" && (!sd || im > dl)) { sd = 1; dl = im }
+		if ($5 == "luajit" && (!sl || im < lj)) { sl = 1; lj = im } }
+	END { exit !(sd && sl && lj > dl) }' ||
+	{ "$LJSNAP" info "$TMPD/exec.ljsnap" >&2; fail "exec: the capture does not describe ljdlopen, then luajit as a later image"; }
 exit 0

@@ -127,6 +127,7 @@ void fixture_init(void)
 	fx.pb.exe = "/usr/bin/luajit";
 	fx.pb.cmdline = "";
 	fx.pb.start_ns = 987654321;
+	fx.pb.image = 2;
 
 	fx.pb_exit.pid = 777;
 	strcpy(fx.pb_exit.comm, fx.pb.comm);
@@ -253,7 +254,7 @@ static int process_eq(const struct snapfile_process *a, const struct snapfile_pr
 
 	if (a->pid != b->pid || a->ppid != b->ppid || strcmp(a->comm, b->comm) ||
 	    !str_eq(a->exe, b->exe) || !str_eq(a->cmdline, b->cmdline) ||
-	    a->start_ns != b->start_ns || a->exited_ns != b->exited_ns ||
+	    a->start_ns != b->start_ns || a->exited_ns != b->exited_ns || a->image != b->image ||
 	    a->nmaps != b->nmaps || a->has_luajit != b->has_luajit)
 		return 0;
 	for (i = 0; i < a->nmaps; i++) {

@@ -1,0 +1,134 @@
+/*
+ * report_proc.c -- the report's processes and their images; see
+ * report_proc.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/report_proc.h"
+#include "daemon/report_stack.h"
+
+/* The entry of pid; see report_proc.h. */
+struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
+{
+	size_t i, mask;
+
+	if ((pt->n + 1) * 2 > pt->cap) {
+		size_t ncap = pt->cap ? pt->cap * 2 : 64, k;
+		struct rproc *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (k = 0; k < pt->cap; k++) {
+			if (!pt->v[k].used)
+				continue;
+			for (i = (pt->v[k].pid * 2654435761u) & (ncap - 1); nv[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			nv[i] = pt->v[k];
+		}
+		free(pt->v);
+		pt->v = nv;
+		pt->cap = ncap;
+	}
+	mask = pt->cap - 1;
+	for (i = (pid * 2654435761u) & mask; pt->v[i].used; i = (i + 1) & mask)
+		if (pt->v[i].pid == pid)
+			return &pt->v[i];
+	pt->v[i].used = 1;
+	pt->v[i].pid = pid;
+	pt->n++;
+	return &pt->v[i];
+}
+
+/* Free what a description holds. */
+static void rdesc__exit(struct rdesc *d)
+{
+	free(d->build);
+	rstack__procmap_free(d->pm);
+	d->build = NULL;
+	d->pm = NULL;
+}
+
+/* Take a PROCESS record; see report_proc.h. */
+int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_process *sp,
+		  uint64_t offset)
+{
+	struct rproc *p = ptab__get(pt, sp->pid);
+	struct procmap *pm = NULL;
+	struct rdesc *d;
+	char *build = NULL;
+
+	if (!p)
+		return -ENOMEM;
+	if (sp->exited_ns) {
+		if (!p->nd && !p->comm[0])
+			memcpy(p->comm, sp->comm, sizeof(p->comm));
+		return 0;
+	}
+	if (rstack__procmap(rs, sp, &pm) == -ENOMEM)
+		return -ENOMEM;
+	if (sp->has_luajit) {
+		build = strdup(sp->lj_build && sp->lj_build[0] ? sp->lj_build :
+			       lj_layout__family_name((enum lj_family)sp->layout.family));
+		if (!build)
+			goto nomem;
+	}
+	d = p->nd ? &p->d[p->nd - 1] : NULL;
+	if (!d || d->image != sp->image) {
+		struct rdesc *nv = realloc(p->d, (p->nd + 1) * sizeof(*nv));
+
+		if (!nv)
+			goto nomem;
+		p->d = nv;
+		d = &p->d[p->nd++];
+		memset(d, 0, sizeof(*d));
+		d->image = sp->image;
+		d->offset = offset;
+	}
+	rdesc__exit(d);
+	d->pm = pm;
+	d->build = build;
+	memcpy(d->comm, sp->comm, sizeof(d->comm));
+	d->comm[sizeof(d->comm) - 1] = '\0';
+	d->has_luajit = sp->has_luajit;
+	d->layout = sp->layout;
+	d->vm_lo = sp->vm_lo;
+	d->vm_hi = sp->vm_hi;
+	return 0;
+nomem:
+	free(build);
+	rstack__procmap_free(pm);
+	return -ENOMEM;
+}
+
+/* Free everything. */
+void ptab__exit(struct ptab *pt)
+{
+	size_t i, k;
+
+	for (i = 0; i < pt->cap; i++) {
+		for (k = 0; k < pt->v[i].nd; k++)
+			rdesc__exit(&pt->v[i].d[k]);
+		free(pt->v[i].d);
+	}
+	free(pt->v);
+	memset(pt, 0, sizeof(*pt));
+}
+
+/* The description a sample at offset belongs to; see report_proc.h. */
+const struct rdesc *rproc__desc_at(struct rproc *p, uint64_t offset)
+{
+	if (!p->nd)
+		return NULL;
+	while (p->cur + 1 < p->nd && p->d[p->cur + 1].offset < offset)
+		p->cur++;
+	return &p->d[p->cur];
+}
+
+/* The last image's description; see report_proc.h. */
+const struct rdesc *rproc__last(const struct rproc *p)
+{
+	return p->nd ? &p->d[p->nd - 1] : NULL;
+}
