@@ -19,6 +19,7 @@ struct hv_ent {
 	uint64_t addr;
 	uint64_t gen;		/* 1 for the first content seen, +1 per change */
 	uint64_t checked_ns;	/* sample time of the last live validation */
+	uint64_t seen_ns;	/* when that read happened (the recorder's clock) */
 	int reconfirm;		/* an overlapping range was written with other bytes */
 	uint8_t data[];
 };
@@ -39,7 +40,8 @@ struct harvest {
 	int err;
 	/* the current sample */
 	uint32_t pid;
-	uint64_t time_ns;
+	uint64_t time_ns;	/* the sample's time: validations are per sample */
+	uint64_t now_ns;	/* when its live reads happen */
 	struct livemem lm;
 	struct memsrc live, src;
 	uint8_t *tmp;
@@ -140,12 +142,13 @@ static void clear_all(struct harvest *h)
 	h->bytes = 0;
 }
 
-/* Write one generation of a range (again, when reconfirmed). */
-static void write_gen(struct harvest *h, struct hv_ent *e)
+/* Write one generation of a range (again, when reconfirmed), valid from
+ * time t on. */
+static void write_gen(struct harvest *h, struct hv_ent *e, uint64_t t)
 {
 	struct snapfile_memory m = {
 		.pid = e->pid, .len = e->len, .addr = e->addr, .data = e->data,
-		.first_ns = h->time_ns, .last_ns = h->time_ns, .gen = e->gen,
+		.first_ns = t, .last_ns = t, .gen = e->gen,
 	};
 	int err = snapfile_writer__memory(h->w, &m);
 
@@ -165,6 +168,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 {
 	struct harvest *h = ms->ctx;
 	struct hv_ent **bp, *e;
+	uint64_t t;
 	int err;
 
 	if (len == 0 || len > HARVEST_MAX_READ)
@@ -191,14 +195,29 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	memcpy(buf, h->tmp, len);
 	if (e && !memcmp(e->data, h->tmp, len)) {
 		e->checked_ns = h->time_ns;
+		e->seen_ns = h->now_ns;
 		if (e->reconfirm) {
 			h->st.reconfirmed++;
-			write_gen(h, e);
+			write_gen(h, e, h->time_ns);
 		}
 		return 0;
 	}
+	t = h->time_ns;
 	if (e) {
-		/* New content at a known address: a new generation. */
+		/*
+		 * New content at a known address: a new generation.  The change
+		 * happened after the old bytes were last seen.  Usually that was
+		 * before this sample was taken, and the sample, which led here,
+		 * used the object now there: valid from the sample on.  But a
+		 * recorder that trails its samples may have seen the old bytes
+		 * after this sample was taken: then the sample used those, and
+		 * the new ones are valid from now (the object was freed since:
+		 * lua_close at exit, say).
+		 */
+		if (e->seen_ns >= h->time_ns) {
+			t = h->now_ns;
+			h->st.late_changes++;
+		}
 		memcpy(e->data, h->tmp, len);
 		e->gen++;
 		h->st.generations++;
@@ -223,7 +242,8 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		index_add(h, e);
 	}
 	e->checked_ns = h->time_ns;
-	write_gen(h, e);
+	e->seen_ns = h->now_ns;
+	write_gen(h, e, t);
 	return 0;
 }
 
@@ -255,10 +275,12 @@ void harvest__delete(struct harvest *h)
 }
 
 /* Memory source for one sample; see harvest.h. */
-const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t time_ns)
+const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t sample_ns,
+				     uint64_t now_ns)
 {
 	h->pid = pid;
-	h->time_ns = time_ns;
+	h->time_ns = sample_ns;
+	h->now_ns = now_ns > sample_ns ? now_ns : sample_ns;
 	livemem__init(&h->live, &h->lm, (int)pid, NULL);
 	h->src.read = hv_read;
 	h->src.ctx = h;

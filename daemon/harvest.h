@@ -44,14 +44,21 @@ struct harvest_stats {
 	uint64_t generations;	/* ranges whose content changed (new generation) */
 	uint64_t evictions;	/* cache resets at the size cap */
 	uint64_t reconfirmed;	/* unchanged ranges written again (see above) */
+	uint64_t late_changes;	/* new generations dated from the read, not the sample */
 };
 
 struct harvest *harvest__new(struct snapfile_writer *w, size_t max_bytes);
 void harvest__delete(struct harvest *h);
 
-/* Memory source for one sample of pid at time_ns: harvest cache + live
- * process.  Valid until the next harvest__source call. */
-const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t time_ns);
+/* Memory source for one sample of pid taken at sample_ns: harvest cache +
+ * live process; a range is read live once per sample.  now_ns is when the
+ * live reads happen (the same clock).  A record is valid from its sample's
+ * time, unless the old bytes of the range were seen after that sample was
+ * taken (the recorder trails its samples): then the sample used those, and
+ * the new bytes are valid from now_ns.  Valid until the next
+ * harvest__source call. */
+const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t sample_ns,
+				     uint64_t now_ns);
 
 /* Forget a process (it exited or exec'd). */
 void harvest__forget(struct harvest *h, uint32_t pid);

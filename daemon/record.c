@@ -30,6 +30,10 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
+/* Samples older than this when the recorder reaches them are not walked
+ * (see harvest_sample). */
+#define RECORD_WALK_MAX_LAG_NS	500000000ull
+
 /* Monotonic clock in ns (the clock of bpf_ktime_get_ns). */
 static uint64_t now_ns(void)
 {
@@ -245,7 +249,11 @@ static int start_child(struct recorder *rc, int *release_fd)
 /*
  * Walk a LuaJIT sample now, while the process is alive, so that every byte
  * the walk needs beyond the sample (bytecode, protos, names, line info) is
- * harvested into the capture file.
+ * harvested into the capture file.  A sample the recorder reaches more than
+ * RECORD_WALK_MAX_LAG_NS after it was taken is not walked: its process has
+ * moved on (it may be freeing everything in lua_close), and report reads
+ * the bytes harvested for the samples around it.  That also lets a recorder
+ * that fell behind (more samples than one CPU walks) catch up.
  */
 static void harvest_sample(struct recorder *rc, const struct proc *p, const struct ljs_sample *s)
 {
@@ -255,7 +263,11 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	uint64_t t0 = now_ns();
 	int err;
 
-	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns));
+	if (t0 > s->time_ns + RECORD_WALK_MAX_LAG_NS) {
+		rc->walk_skipped++;
+		return;
+	}
+	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0));
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;
 		rc->walked_complete += st.complete && !st.nunknown;
@@ -477,7 +489,7 @@ static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
-	struct snapfile_stat st[LJS_ERR__MAX + 16];
+	struct snapfile_stat st[LJS_ERR__MAX + 24];
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
@@ -499,11 +511,13 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "walked", rc->walked };
 	st[n++] = (struct snapfile_stat){ "walked_complete", rc->walked_complete };
 	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
+	st[n++] = (struct snapfile_stat){ "walk_skipped_lag", rc->walk_skipped };
 	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
 	st[n++] = (struct snapfile_stat){ "harvest_live_reads", hs->live_reads };
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
+	st[n++] = (struct snapfile_stat){ "harvest_late_changes", hs->late_changes };
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);
@@ -533,6 +547,10 @@ static void finish(struct recorder *rc, int quiet)
 			(unsigned long long)rc->walked, 100.0 * rc->walked_complete / rc->walked,
 			rc->walk_ns / 1000.0 / rc->walked, (unsigned long long)hs->records,
 			(unsigned long long)hs->bytes);
+	if (rc->walk_skipped)
+		fprintf(stderr, "ljsnap: %llu LuaJIT samples not walked: the recorder was more than "
+			"%.1f s behind them (their Lua frames use the memory kept for the others)\n",
+			(unsigned long long)rc->walk_skipped, RECORD_WALK_MAX_LAG_NS / 1e9);
 	fprintf(stderr, "ljsnap: %u processes seen, %u running LuaJIT\n", nproc, nlj);
 	it = 0;
 	while ((p = proctab__next(&rc->pt, &it))) {

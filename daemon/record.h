@@ -51,6 +51,7 @@ struct recorder {
 	struct ljw *walker;
 	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
 	uint64_t walk_ns;	/* time spent walking and harvesting */
+	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 };
 

@@ -23,7 +23,7 @@
  *      address) and the read fails.
  * A read never assembles bytes from two entries and never returns partial
  * data.  first_ns should be the time of the first sample the bytes were
- * read for.
+ * read for (or, for bytes that changed after it, when they were seen).
  *
  * A pure library: no syscalls, no globals.  A lookup costs O(log n) plus
  * the number of distinct ranges overlapping the read: versions of one range

@@ -9,7 +9,10 @@
  * a function header read whole at every sample, one byte of it read alone
  * once while the GC had freed the object (garbage), the header confirmed
  * unchanged afterwards.  report must then answer the header with the
- * confirmed bytes, not refuse it because of the lone stale byte.
+ * confirmed bytes, not refuse it because of the lone stale byte.  And a
+ * walk that trails its sample (the recorder fell behind) stamps what it
+ * saw from the time it saw it when the old bytes were seen after its
+ * sample, so the samples in between keep the old bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,12 +29,20 @@ int failures, checks;
 
 static uint8_t obj[48] __attribute__((aligned(64)));	/* the "function header" */
 
-/* One walk's read at sample time t through the harvest; 0 or -errno. */
-static int walk_read(struct harvest *h, uint64_t t, const void *addr, size_t len, void *out)
+/* One walk's read, for the sample taken at t, done at time now; 0 or
+ * -errno. */
+static int walk_read_at(struct harvest *h, uint64_t t, uint64_t now, const void *addr,
+			size_t len, void *out)
 {
-	const struct memsrc *ms = harvest__source(h, (uint32_t)getpid(), t);
+	const struct memsrc *ms = harvest__source(h, (uint32_t)getpid(), t, now);
 
 	return ms->read(ms, (uint64_t)(uintptr_t)addr, out, len);
+}
+
+/* The same, done right when the sample was taken. */
+static int walk_read(struct harvest *h, uint64_t t, const void *addr, size_t len, void *out)
+{
+	return walk_read_at(h, t, t, addr, len, out);
 }
 
 /* Load every MEMORY record of path into a new memtable. */
@@ -119,6 +130,19 @@ int main(void)
 	obj[9] = 0x08;
 	CHECK(walk_read(h, 700, obj, sizeof(obj), buf) == 0 && buf[0] == 0x22);
 	CHECK(st->generations == 1);
+	/* The recorder falls behind: the sample of t=800 is walked at 1000, and
+	 * the one of t=750 after it, at 1100.  The object was freed in between:
+	 * the old bytes were seen at 1000, after 750 was taken, so the sample
+	 * of 750 used those, and the new bytes are valid from 1100 only. */
+	CHECK(walk_read_at(h, 800, 1000, obj, sizeof(obj), buf) == 0);
+	obj[0] = 0x33;
+	CHECK(walk_read_at(h, 750, 1100, obj, sizeof(obj), buf) == 0 && buf[0] == 0x33);
+	CHECK(st->generations == 2 && st->late_changes == 1);
+	/* A change first seen by a walk that trails its sample, after the old
+	 * bytes were last seen before that sample was taken: from the sample. */
+	obj[0] = 0x44;
+	CHECK(walk_read_at(h, 1500, 1700, obj, sizeof(obj), buf) == 0 && buf[0] == 0x44);
+	CHECK(st->generations == 3 && st->late_changes == 1);
 	CHECK(harvest__error(h) == 0);
 	harvest__delete(h);
 	CHECK(snapfile_writer__close(w) == 0);
@@ -140,7 +164,11 @@ int main(void)
 		CHECK(header_byte(t, 450, 9) == 0x08);
 		CHECK(header_byte(t, 650, 0) == 0x11);
 		CHECK(header_byte(t, 700, 0) == 0x22);
-		CHECK(header_byte(t, 900, 9) == 0x08);
+		CHECK(header_byte(t, 900, 0) == 0x22);	/* still the second generation */
+		CHECK(header_byte(t, 1099, 0) == 0x22);
+		CHECK(header_byte(t, 1100, 0) == 0x33);
+		CHECK(header_byte(t, 1499, 0) == 0x33);
+		CHECK(header_byte(t, 1500, 0) == 0x44);
 		memtable__delete(t);
 	}
 	unlink(path);
