@@ -165,6 +165,12 @@ static void write_process(struct recorder *rc, const struct proc *p,
 			o->path = m->path ? m->path : "";
 			o->build_id = m->build_id;
 			o->build_id_len = m->build_id_len;
+			if (m->path && !strcmp(m->path, "[vdso]") && rc->vdso.build_id_len &&
+			    vdso__same(&rc->vdso, (int)p->pid, m->start, m->end)) {
+				/* the image the file carries (OBJECT record) */
+				o->build_id = rc->vdso.build_id;
+				o->build_id_len = (uint32_t)rc->vdso.build_id_len;
+			}
 		}
 		sp.maps = maps;
 		sp.nmaps = maps ? n : 0;

@@ -621,6 +621,16 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
+	if (vdso__self(&rc.vdso) == 0) {
+		struct snapfile_object ob = {
+			.path = "[vdso]", .build_id = rc.vdso.build_id,
+			.build_id_len = (uint32_t)rc.vdso.build_id_len,
+			.data = rc.vdso.data, .len = (uint32_t)rc.vdso.len,
+		};
+
+		/* Before any PROCESS record; without it [vdso] frames stay unnamed. */
+		snapfile_writer__object(rc.w, &ob);
+	}
 	rc.hv = harvest__new(rc.w, 256u << 20);
 	rc.walker = ljw__new();
 	rc.kips = ksym_ipset__new();
@@ -725,6 +735,7 @@ out:
 		}
 	}
 	bpfload__exit(&rc.bl);
+	vdso__exit(&rc.vdso);
 	lj_detect_cache__delete(rc.pt.detect_cache);
 	proctab__exit(&rc.pt);
 	free(rc.o.pids);

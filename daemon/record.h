@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "daemon/bpfload.h"
 #include "daemon/proctab.h"
+#include "daemon/vdso.h"
 #include "formats/snapfile.h"
 #include "unwind/ljwalk.h"
 
@@ -53,6 +54,7 @@ struct recorder {
 	uint64_t walk_ns;	/* time spent walking and harvesting */
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
+	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
 };
 
 /* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF

@@ -262,6 +262,9 @@ static int load(const char *path, struct ptab *pt, struct rstack *rs, struct mem
 		case SNAPFILE_REC_KSYMS:
 			err = rstack__ksyms(rs, &rec.ksyms) == -ENOMEM ? -ENOMEM : 0;
 			break;
+		case SNAPFILE_REC_OBJECT:
+			err = rstack__image(rs, &rec.object) == -ENOMEM ? -ENOMEM : 0;
+			break;
 		case SNAPFILE_REC_MEMORY: {
 			struct memtable_entry e = {
 				.pid = rec.mem.pid, .len = rec.mem.len, .addr = rec.mem.addr,

@@ -77,6 +77,12 @@ int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct 
 	return procmap__new(r->oc, sp->maps, sp->nmaps, out);
 }
 
+/* An in-memory image; see report_stack.h. */
+int rstack__image(struct rstack *r, const struct snapfile_object *o)
+{
+	return objcache__add_image(r->oc, o->path, o->build_id, o->build_id_len, o->data, o->len);
+}
+
 /* Free a procmap. */
 void rstack__procmap_free(struct procmap *pm)
 {

@@ -42,6 +42,10 @@ void rstack__delete(struct rstack *r);
 int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct procmap **out);
 void rstack__procmap_free(struct procmap *pm);
 
+/* An in-memory image from an OBJECT record (the vDSO): names the frames in
+ * the mappings of its path.  Before the PROCESS records that map it. */
+int rstack__image(struct rstack *r, const struct snapfile_object *o);
+
 /* Kernel symbols from the file's KSYMS records; call __ksyms_done after
  * the last one. */
 int rstack__ksyms(struct rstack *r, const struct snapfile_ksyms *k);

@@ -23,7 +23,7 @@ struct info {
 	struct info_pid *pids;		/* open-addressing table */
 	size_t npids, cap;
 	uint64_t first_ns, last_ns;	/* sample time range */
-	uint64_t mem_bytes, ksyms, nproc, nexit;
+	uint64_t mem_bytes, ksyms, nproc, nexit, obj_bytes;
 	struct snapfile_stat *stats;	/* last STATS record (own copies) */
 	uint32_t nstats;
 	char *notes[INFO_MAX_NOTES];
@@ -201,6 +201,9 @@ static int info__scan(struct info *in, struct snapfile_reader *r)
 		case SNAPFILE_REC_KSYMS:
 			in->ksyms += rec->ksyms.n;
 			break;
+		case SNAPFILE_REC_OBJECT:
+			in->obj_bytes += rec->object.len;
+			break;
 		case SNAPFILE_REC_STATS:
 			err = info__stats(in, &rec->stats);
 			break;
@@ -277,6 +280,9 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 	fprintf(out, "memory:     %" PRIu64 " ranges, %" PRIu64 " bytes\n",
 		st->per_kind[SNAPFILE_REC_MEMORY], in->mem_bytes);
 	fprintf(out, "ksyms:      %" PRIu64 " kernel symbols\n", in->ksyms);
+	if (st->per_kind[SNAPFILE_REC_OBJECT])
+		fprintf(out, "objects:    %" PRIu64 " in-memory images (the vDSO), %" PRIu64 " bytes\n",
+			st->per_kind[SNAPFILE_REC_OBJECT], in->obj_bytes);
 	if (in->nstats) {
 		fprintf(out, "statistics (last STATS record):\n");
 		for (i = 0; i < in->nstats; i++)

@@ -46,6 +46,7 @@ enum snapfile_kind {
 	SNAPFILE_REC_KSYMS = 5,
 	SNAPFILE_REC_STATS = 6,
 	SNAPFILE_REC_END = 7,
+	SNAPFILE_REC_OBJECT = 8,
 	SNAPFILE_REC__MAX
 };
 
@@ -142,6 +143,17 @@ struct snapfile_ksyms {
 	const struct snapfile_ksym *syms;
 };
 
+/* OBJECT: an ELF image that exists only in memory (the vDSO), for the
+ * mappings whose path is `path`; comes before the PROCESS records that map
+ * it. */
+struct snapfile_object {
+	const char *path;		/* "[vdso]" */
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+	const uint8_t *data;
+	uint32_t len;
+};
+
 /* STATS: totals since the start of the recording; the last record wins. */
 struct snapfile_stat {
 	const char *name;
@@ -170,6 +182,7 @@ struct snapfile_rec {
 		struct snapfile_process proc;
 		struct snapfile_memory mem;
 		struct snapfile_ksyms ksyms;
+		struct snapfile_object object;
 		struct snapfile_stats stats;
 		struct snapfile_end end;
 	};
@@ -191,6 +204,7 @@ int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_pr
 int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *s);
 int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_memory *m);
 int snapfile_writer__ksyms(struct snapfile_writer *w, const struct snapfile_ksym *syms, size_t n);
+int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o);
 int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat *st, size_t n);
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */

@@ -527,6 +527,20 @@ int snapfile__decode_memory(struct mp_cur *c, uint32_t nfields, struct snapfile_
 	return c->err;
 }
 
+/* OBJECT: [8, path, build_id, bytes]. */
+int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_object *o,
+			    struct snapfile_arena *a)
+{
+	memset(o, 0, sizeof(*o));
+	if (snapfile__need(c, nfields, 3))
+		return c->err;
+	o->path = snapfile__str(c, a);
+	mp_cur__bin(c, &o->build_id, &o->build_id_len);
+	mp_cur__bin(c, &o->data, &o->len);
+	mp_cur__skip_n(c, nfields - 3);
+	return c->err;
+}
+
 /* KSYMS: [5, [[addr, name, module], ...]]. */
 int snapfile__decode_ksyms(struct mp_cur *c, uint32_t nfields, struct snapfile_ksyms *k,
 			   struct snapfile_arena *a)

@@ -350,6 +350,24 @@ int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_mem
 	return snapfile_writer__end(w);
 }
 
+/* OBJECT: [8, path, build_id, bytes]. */
+int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o)
+{
+	int err;
+
+	if (!o->path || (o->len && !o->data) || (o->build_id_len && !o->build_id))
+		return -EINVAL;
+	if (o->len > SNAPFILE_FRAME_MAX - 256 - o->build_id_len - strlen(o->path))
+		return -E2BIG;
+	err = snapfile_writer__begin(w, SNAPFILE_REC_OBJECT, 3);
+	if (err)
+		return err;
+	snapfile_writer__str(w, o->path);
+	msgpack_pack_bin_with_body(&w->pk, o->build_id, o->build_id_len);
+	msgpack_pack_bin_with_body(&w->pk, o->data, o->len);
+	return snapfile_writer__end(w);
+}
+
 /* KSYMS: [5, [[addr, name, module], ...]], SNAPFILE_KSYMS_PER_REC per record. */
 int snapfile_writer__ksyms(struct snapfile_writer *w, const struct snapfile_ksym *syms, size_t n)
 {

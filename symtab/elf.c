@@ -21,7 +21,8 @@
 #define ELF_FILE_SYM_BACKSCAN	256	/* symbols looked at below an address */
 
 struct elf_file {
-	int fd;
+	int fd;			/* -1 for an image in memory */
+	uint8_t *mem;		/* the image, when opened from memory */
 	Elf *elf;
 	char *path;
 	uint64_t size;
@@ -162,10 +163,59 @@ static int elf_file__check_tables(const struct elf_file *ef, const GElf_Ehdr *eh
 }
 
 /* Open path and read its ELF, program and note headers. */
+/* The checks and indexes shared by both ways of opening. */
+static int elf_file__init(struct elf_file *ef)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh))
+		return -ENOEXEC;
+	err = elf_file__check_tables(ef, &eh);
+	if (err)
+		return err;
+	ef->type = eh.e_type;
+	ef->machine = eh.e_machine;
+	ef->class = gelf_getclass(ef->elf);
+	err = elf_file__load_segments(ef);
+	if (err)
+		return err;
+	elf_file__load_build_id(ef);
+	return 0;
+}
+
+/* Open an ELF image held in memory (a copy is kept); see elf.h. */
+int elf_file__open_mem(const void *data, size_t len, const char *name, struct elf_file **out)
+{
+	struct elf_file *ef;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return -ENOMEM;
+	ef->fd = -1;
+	ef->path = strdup(name);
+	ef->mem = malloc(len ? len : 1);
+	if (!ef->path || !ef->mem)
+		goto out;
+	memcpy(ef->mem, data, len);
+	ef->size = len;
+	elf_version(EV_CURRENT);
+	ef->elf = elf_memory((char *)ef->mem, len);
+	err = elf_file__init(ef);
+	if (err)
+		goto out;
+	*out = ef;
+	ef = NULL;
+out:
+	elf_file__delete(ef);
+	return err;
+}
+
 int elf_file__open(const char *path, struct elf_file **out)
 {
 	struct elf_file *ef;
-	GElf_Ehdr eh;
 	struct stat st;
 	int err;
 
@@ -195,20 +245,9 @@ int elf_file__open(const char *path, struct elf_file **out)
 	ef->size = (uint64_t)st.st_size;
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
-	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	err = elf_file__check_tables(ef, &eh);
+	err = elf_file__init(ef);
 	if (err)
 		goto out;
-	ef->type = eh.e_type;
-	ef->machine = eh.e_machine;
-	ef->class = gelf_getclass(ef->elf);
-	err = elf_file__load_segments(ef);
-	if (err)
-		goto out;
-	elf_file__load_build_id(ef);
 	*out = ef;
 	ef = NULL;
 	err = 0;
@@ -226,6 +265,7 @@ void elf_file__delete(struct elf_file *ef)
 		elf_end(ef->elf);
 	if (ef->fd >= 0)
 		close(ef->fd);
+	free(ef->mem);
 	free(ef->by_name);
 	free(ef->syms);
 	free(ef->segs);
@@ -350,6 +390,10 @@ int elf_file__read(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t 
 	off = ef->segs[i].offset + (vaddr - ef->segs[i].vaddr);
 	if (off > ef->size || len > ef->size - off)
 		return -EIO;
+	if (ef->mem) {
+		memcpy(buf, ef->mem + off, len);
+		return 0;
+	}
 	while (done < len) {
 		ssize_t r = pread(ef->fd, (char *)buf + done, len - done, (off_t)(off + done));
 

@@ -56,6 +56,9 @@ struct elf_symbol {
 /* Open path (any ELF class); *out is set on success.  Returns 0, -errno
  * from open(2), or -ENOEXEC when the file is not a readable ELF file. */
 int elf_file__open(const char *path, struct elf_file **out);
+/* Open an ELF image held in memory (len bytes at data, copied; name stands
+ * for its path, e.g. "[vdso]").  0, -ENOMEM or -ENOEXEC. */
+int elf_file__open_mem(const void *data, size_t len, const char *name, struct elf_file **out);
 void elf_file__delete(struct elf_file *ef);
 
 const char *elf_file__path(const struct elf_file *ef);

@@ -18,6 +18,7 @@ struct objcache {
 	struct buildid_opts opts;
 	char *sysroot, *debug_dirs;
 	struct objfile *bucket[OBJCACHE_BUCKETS];
+	struct objfile *images;		/* in-memory images (objcache__add_image) */
 };
 
 static const char *const objfile_status_names[OBJFILE__MAX] = {
@@ -78,6 +79,12 @@ void objcache__delete(struct objcache *c)
 			next = o->next;
 			objfile__delete(o);
 		}
+	}
+	while (c->images) {
+		struct objfile *o = c->images;
+
+		c->images = o->next;
+		objfile__delete(o);
 	}
 	free(c->sysroot);
 	free(c->debug_dirs);
@@ -203,6 +210,60 @@ struct objfile *objcache__get(struct objcache *c, const char *path, const uint8_
 	obj->next = c->bucket[b];
 	c->bucket[b] = obj;
 	return obj;
+}
+
+/* Add an in-memory image; see objfile.h. */
+int objcache__add_image(struct objcache *c, const char *path, const uint8_t *id, size_t n,
+			const uint8_t *data, size_t len)
+{
+	struct objfile *obj;
+	uint8_t fid[BUILDID_MAX];
+	int flen;
+
+	if (!c || !path || !path[0] || (len && !data))
+		return -EINVAL;
+	if (n > BUILDID_MAX)
+		n = BUILDID_MAX;
+	obj = calloc(1, sizeof(*obj));
+	if (!obj || !(obj->path = strdup(path))) {
+		free(obj);
+		return -ENOMEM;
+	}
+	memcpy(obj->build_id, id, n);
+	obj->build_id_len = (uint32_t)n;
+	switch (elf_file__open_mem(data, len, path, &obj->ef)) {
+	case 0:
+		flen = elf_file__build_id(obj->ef, fid, sizeof(fid));
+		obj->verified = n && flen > 0 && (size_t)flen == n && !memcmp(fid, id, n);
+		obj->status = !n || obj->verified ? OBJFILE_OK : OBJFILE_MISMATCH;
+		break;
+	case -ENOMEM:
+		objfile__delete(obj);
+		return -ENOMEM;
+	default:
+		obj->status = OBJFILE_BAD;
+		break;
+	}
+	if (obj->status != OBJFILE_OK) {
+		elf_file__delete(obj->ef);
+		obj->ef = NULL;
+	}
+	obj->next = c->images;
+	c->images = obj;
+	return 0;
+}
+
+/* The in-memory image for (path, build id); see objfile.h. */
+struct objfile *objcache__image(struct objcache *c, const char *path, const uint8_t *id, size_t n)
+{
+	struct objfile *o;
+
+	if (!n || !id)
+		return NULL;
+	for (o = c ? c->images : NULL; o; o = o->next)
+		if (o->build_id_len == n && !memcmp(o->build_id, id, n) && !strcmp(o->path, path))
+			return o;
+	return NULL;
 }
 
 /* Walk every object. */
@@ -348,7 +409,7 @@ static void procmap__fill_native(struct procmap *pm)
 		m->flags = 0;
 		if (e->prot & SNAPFILE_PROT_EXEC)
 			m->flags |= NATIVE_MAP_EXEC;
-		if (e->obj && e->obj->status == OBJFILE_OK && e->has_bias) {
+		if (e->obj && e->obj->status == OBJFILE_OK && e->has_bias && e->obj->found) {
 			m->flags |= NATIVE_MAP_CFI;
 			m->path = e->obj->found;
 		}
@@ -395,6 +456,10 @@ int procmap__new(struct objcache *c, const struct snapfile_mapping *maps, size_t
 					       m->build_id ? m->build_id_len : 0);
 			if (!e->obj)
 				goto out;
+		} else {
+			/* [vdso], when the file carries that image */
+			e->obj = objcache__image(c, path, m->build_id,
+						 m->build_id ? m->build_id_len : 0);
 		}
 		pm->n++;
 	}

@@ -59,6 +59,18 @@ void objcache__delete(struct objcache *c);
  * -ENOMEM or for an empty path; check ->status. */
 struct objfile *objcache__get(struct objcache *c, const char *path, const uint8_t *id, size_t n);
 
+/* Add an ELF image that exists only in memory (the vDSO, carried by the
+ * capture) for the mappings whose path is path (e.g. "[vdso]"): its
+ * symbols name them.  Its status is OK when its build id equals id (or no
+ * id is given), else MISMATCH or BAD (and its code is not used); found
+ * stays NULL.  0, -EINVAL or -ENOMEM. */
+int objcache__add_image(struct objcache *c, const char *path, const uint8_t *id, size_t n,
+			const uint8_t *data, size_t len);
+
+/* The image added for path with this build id (a mapping that carries no
+ * build id gets none), or NULL. */
+struct objfile *objcache__image(struct objcache *c, const char *path, const uint8_t *id, size_t n);
+
 /* Call cb for every object in the cache (in no particular order). */
 int objcache__foreach(struct objcache *c, int (*cb)(struct objfile *obj, void *arg), void *arg);
 
@@ -76,7 +88,7 @@ struct procmap_ent {
 	uint64_t start, end, offset;
 	uint32_t prot;		/* SNAPFILE_PROT_* */
 	const char *path;	/* as recorded, "" for anonymous (owned by the procmap) */
-	struct objfile *obj;	/* NULL for anonymous and [pseudo] mappings */
+	struct objfile *obj;	/* NULL for anonymous and [pseudo] mappings (but an image) */
 	uint64_t bias;		/* runtime = bias + vaddr, when has_bias */
 	int has_bias;
 };

@@ -35,19 +35,37 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Burn CPU in C for ms milliseconds of CPU time. */
+/* Burn CPU in C for ms milliseconds of CPU time, part of it in the vDSO
+ * (clock_gettime(CLOCK_MONOTONIC) is answered there, without a syscall). */
 static __attribute__((noipa)) unsigned long c_spin(long ms)
 {
 	volatile unsigned long x = 1;
 	double t0 = cpu_now();
+	struct timespec ts;
 
 	while (cpu_now() - t0 < ms / 1000.0) {
 		int i;
 
 		for (i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ul + 1442695040888963407ul;
+		for (i = 0; i < 2000; i++)
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 	}
 	return x;
+}
+
+/* Print "VDSO name" for each name the vDSO's own symbol table gives the
+ * function glibc's clock_gettime calls (the dynamic linker's view). */
+static void print_vdso_names(void)
+{
+	static const char *const names[] = { "__vdso_clock_gettime", "clock_gettime" };
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD), *f;
+	size_t i;
+
+	f = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	for (i = 0; f && i < sizeof(names) / sizeof(names[0]); i++)
+		if (dlsym(h, names[i]) == f)
+			printf("VDSO %s\n", names[i]);
 }
 
 #define SYM(var, type, name) \
@@ -65,6 +83,7 @@ int main(int argc, char **argv)
 			"       ljdlopen SPIN_MS --exec PROGRAM [ARGS...]\n");
 		return 2;
 	}
+	print_vdso_names();
 	t0 = cpu_now();
 	c_spin(atol(argv[1]));
 	printf("CPU c %.3f\n", cpu_now() - t0);

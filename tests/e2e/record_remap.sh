@@ -20,7 +20,12 @@
 #     named by a symbol zlib exports (nm -D), <= 2% into an [unknown] one;
 #   - where ljdlopen ran c_spin: >= 80% of the samples its CPU time predicts
 #     carry the frame c_spin (its own symbol, nm) under main, in a stack
-#     rooted at "ljdlopen" (its comm before any exec).
+#     rooted at "ljdlopen" (its comm before any exec);
+#   - c_spin calls clock_gettime(CLOCK_MONOTONIC), which the vDSO answers:
+#     >= 10 samples there, and >= 90% of them name the vDSO frame (two
+#     frames below c_spin, under libc's clock_gettime) with a name the
+#     vDSO's own symbol table gives that function (dlsym on
+#     linux-vdso.so.1, printed by ljdlopen as "VDSO name"), not [vdso]+0x...
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog nm binutils
@@ -53,8 +58,9 @@ run_case() {
 
 	LS="lua_spin $SCRIPT:$(line "$n" lua_spin)"
 	ZS="zlib_spin $SCRIPT:$(line "$n" zlib_spin)"
-	awk -v ls="$LS" -v zs="$ZS" -v main="main $SCRIPT" -v syms="$TMPD/zsyms" '
-		BEGIN { while ((getline s < syms) > 0) z[s] = 1 }
+	awk '$1 == "VDSO" { print $2 }' "$TMPD/$n.out" > "$TMPD/$n.vdso"
+	awk -v ls="$LS" -v zs="$ZS" -v main="main $SCRIPT" -v syms="$TMPD/zsyms" -v vs="$TMPD/$n.vdso" '
+		BEGIN { while ((getline s < syms) > 0) z[s] = 1; while ((getline s < vs) > 0) v[s] = 1 }
 		{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		  k = split(line, f, ";"); hm = 0; at = 0
 		  for (i = 1; i <= k; i++) {
@@ -62,7 +68,12 @@ run_case() {
 			if (f[i] == main) hm = 1
 			if (hm && (f[i] == ls || f[i] == zs)) at = i
 		  }
-		  if (f[1] == "ljdlopen") for (i = 2; i <= k; i++) if (f[i] == "c_spin" && f[i - 1] == "main") { C += n; break }
+		  if (f[1] == "ljdlopen") for (i = 2; i <= k; i++) if (f[i] == "c_spin" && f[i - 1] == "main") {
+			C += n
+			if (i + 2 <= k && (f[i + 2] in v)) VN += n
+			for (j = i + 1; j <= k; j++) if (index(f[j], "[vdso]") == 1) { VU += n; break }
+			break
+		  }
 		  if (!at) next
 		  if (f[at] == ls) { L += n; next }
 		  Z += n; named = 0; unk = 0
@@ -73,7 +84,8 @@ run_case() {
 		  if (named && !unk) ZN += n
 		  if (unk) { ZU += n; if (shown++ < 3) print "unknown: " line > "/dev/stderr" }
 		}
-		END { printf "lua %d\nzlib %d\nzlib_named %d\nzlib_unknown %d\nc_spin %d\n", L, Z, ZN, ZU, C }' \
+		END { printf "lua %d\nzlib %d\nzlib_named %d\nzlib_unknown %d\nc_spin %d\nvdso_named %d\nvdso_unnamed %d\n",
+		      L, Z, ZN, ZU, C, VN, VU }' \
 		"$TMPD/$n.folded" > "$TMPD/$n.check"
 	sed "s/^/# $n: /" "$TMPD/$n.check"
 	lua=$(value lua "$TMPD/$n.check"); zl=$(value zlib "$TMPD/$n.check")
@@ -93,6 +105,10 @@ run_case() {
 		assert_ge "$exp_c" 100 "$n: c_spin ran too short"
 		assert_ge "$(( 100 * $(value c_spin "$TMPD/$n.check") ))" "$(( 80 * exp_c ))" \
 			"$n: c_spin: < 80% of its samples carry its frame under main"
+		[ -s "$TMPD/$n.vdso" ] || fail "$n: ljdlopen found no vDSO symbol for clock_gettime"
+		vn=$(value vdso_named "$TMPD/$n.check"); vu=$(value vdso_unnamed "$TMPD/$n.check")
+		assert_ge "$(( vn + vu ))" 10 "$n: too few samples in the vDSO"
+		assert_ge "$(( 100 * vn ))" "$(( 90 * (vn + vu) ))" "$n: < 90% of the vDSO frames named"
 	fi
 }
 

@@ -33,6 +33,8 @@ struct fixture {
 	uint8_t memdata[NMEM][200];
 	struct snapfile_memory mem[NMEM];
 	struct snapfile_ksym ksyms[NKSYMS];
+	struct snapfile_object obj;
+	uint8_t objdata[300], objid[20];
 	struct snapfile_stat stats[LJS_ERR__MAX + 2];
 	uint8_t bid[20];
 };

@@ -11,14 +11,20 @@
  *     reported missing, still named from the debug file if there is one,
  *     else "libc.so.6+0xfileoffset" with the right offset;
  *   - a copy of the machine's files under a sysroot, and a debuglink found
- *     in <dir>/.debug/ when the build-id directory has nothing.
+ *     in <dir>/.debug/ when the build-id directory has nothing;
+ *   - the vDSO as an in-memory image (objcache__add_image): the address
+ *     dlsym() gives for __vdso_clock_gettime in linux-vdso.so.1 is named
+ *     by one of the names the vDSO gives it, only for a mapping that
+ *     carries the image's build id.
  * Parts that need libc6-dbg or libstdc++ say so and are skipped when those
  * are absent (CI installs both).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -215,6 +221,61 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 	}
 }
 
+/* The vDSO, from our own memory, named through an in-memory image. */
+static void check_vdso(void)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct symbolizer *sym = symbolizer__new(NULL);
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct objcache *oc = objcache__new(NULL);
+	struct map1 maps[4];
+	struct procmap *pm = NULL;
+	const struct sym_info *si = NULL;
+	struct elf_file *ef = NULL;
+	uint8_t id[BUILDID_MAX];
+	int idlen = 0;
+	size_t n;
+
+	if (!base) {
+		fprintf(stderr, "note: no vDSO in this process (valgrind?): vDSO checks skipped\n");
+		goto out;
+	}
+	n = maps_of(base, maps, 4);
+	CHECK(sym && f && n == 1 && strcmp(maps[0].path, "[vdso]") == 0 && oc, "vDSO at %#llx: %zu maps",
+	      (unsigned long long)base, n);
+	if (!sym || !f || n != 1 || !oc)
+		goto out;
+	if (elf_file__open_mem((const void *)(uintptr_t)base, maps[0].m.end - maps[0].m.start,
+			       "[vdso]", &ef) == 0)
+		idlen = elf_file__build_id(ef, id, sizeof(id));
+	elf_file__delete(ef);
+	CHECK(idlen > 0, "the vDSO has no build id");
+	CHECK(objcache__add_image(oc, "[vdso]", id, (size_t)idlen, (const uint8_t *)(uintptr_t)base,
+				  maps[0].m.end - maps[0].m.start) == 0, "add image");
+	/* A mapping without the build id is not given the image. */
+	CHECK(procmap__new(oc, &maps[0].m, 1, &pm) == 0 && !procmap__find(pm, base)->obj,
+	      "a [vdso] mapping without build id got an object");
+	procmap__delete(pm);
+	pm = NULL;
+	maps[0].m.build_id = id;
+	maps[0].m.build_id_len = (uint32_t)idlen;
+	if (procmap__new(oc, &maps[0].m, 1, &pm) != 0) {
+		CHECK(0, "procmap of the vDSO");
+		goto out;
+	}
+	CHECK(symbolizer__pc(sym, pm, (uint64_t)(uintptr_t)f + 1, 0, &si) == 0 && si->status == SYM_OK &&
+	      si->raw_name && (strcmp(si->raw_name, "__vdso_clock_gettime") == 0 ||
+			       (strcmp(si->raw_name, "clock_gettime") == 0 &&
+				dlsym(h, "clock_gettime") == f)) && si->offset == 1,
+	      "vDSO clock_gettime+1: %s+%#llx", si && si->raw_name ? si->raw_name : "-",
+	      si ? (unsigned long long)si->offset : 0ull);
+out:
+	procmap__delete(pm);
+	symbolizer__delete(sym);
+	objcache__delete(oc);
+}
+
 /* Copy a file.  0 or -1. */
 static int copy_file(const char *from, const char *to)
 {
@@ -292,6 +353,7 @@ int main(void)
 	check_cxx(oc, sym);
 	check_libc(oc, sym);
 	check_sysroot();
+	check_vdso();
 	symbolizer__delete(sym);
 	objcache__delete(oc);
 	if (failures) {

@@ -156,6 +156,13 @@ void fixture_init(void)
 	fx.ksyms[3] = (struct snapfile_ksym){ 0xffffffffc0002000ull, "", "" };
 	fx.ksyms[4] = (struct snapfile_ksym){ 0xffffffffffffffffull, "last", "mod" };
 
+	for (i = 0; i < (int)sizeof(fx.objdata); i++)
+		fx.objdata[i] = (uint8_t)rnd();
+	for (i = 0; i < (int)sizeof(fx.objid); i++)
+		fx.objid[i] = (uint8_t)(0xa0 + i);
+	fx.obj = (struct snapfile_object){ "[vdso]", fx.objid, sizeof(fx.objid), fx.objdata,
+					   sizeof(fx.objdata) };
+
 	for (i = 0; i < LJS_ERR__MAX; i++)
 		fx.stats[i] = (struct snapfile_stat){ err_names[i], i * 1000 + 1 };
 	fx.stats[LJS_ERR__MAX] = (struct snapfile_stat){ "samples_written", NSAMPLES };
@@ -173,6 +180,7 @@ void fixture_init(void)
 	ex[nex++] = (struct expect){ SNAPFILE_REC_PROCESS, &fx.pb_exit };
 	ex[nex++] = (struct expect){ SNAPFILE_REC_STATS, fx.stats };
 	ex[nex++] = (struct expect){ SNAPFILE_REC_SAMPLE, &fx.s[3] };
+	ex[nex++] = (struct expect){ SNAPFILE_REC_OBJECT, &fx.obj };
 	ex[nex++] = (struct expect){ SNAPFILE_REC_END, NULL };
 }
 
@@ -204,6 +212,9 @@ void fixture_write(const char *path)
 			break;
 		case SNAPFILE_REC_STATS:
 			err = snapfile_writer__stats(w, e->v, LJS_ERR__MAX + 2);
+			break;
+		case SNAPFILE_REC_OBJECT:
+			err = snapfile_writer__object(w, e->v);
 			break;
 		default:
 			err = 0;
@@ -321,6 +332,13 @@ int rec_eq(const struct snapfile_rec *r, const struct expect *e)
 				return 0;
 		}
 		return 1;
+	case SNAPFILE_REC_OBJECT: {
+		const struct snapfile_object *o = e->v;
+
+		return str_eq(r->object.path, o->path) && r->object.build_id_len == o->build_id_len &&
+		       !memcmp(r->object.build_id, o->build_id, o->build_id_len) &&
+		       r->object.len == o->len && !memcmp(r->object.data, o->data, o->len);
+	}
 	case SNAPFILE_REC_END:
 		return r->end.records == (uint64_t)nex;
 	default:
