@@ -75,6 +75,11 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 	int err, cpu, nattached = 0;
 
 	memset(bl, 0, sizeof(*bl));
+	if (!have_caps()) {
+		/* Say it in one sentence, before libbpf prints its own guesses. */
+		perm_hint(errbuf, errlen, "cannot load the BPF program", EPERM);
+		return -EPERM;
+	}
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
 	bl->ncpus = libbpf_num_possible_cpus();
 	if (bl->ncpus <= 0) {

@@ -329,7 +329,7 @@ static void write_ksyms(struct recorder *rc)
 		if (!rc->o.quiet)
 			fprintf(stderr, "ljsnap: kernel symbols unavailable (%s): kernel frames will "
 				"show as addresses\n", err == -EPERM ? "/proc/kallsyms hides addresses; "
-				"run as root or set kernel.kptr_restrict=0" : strerror(-err));
+				"run as root, add CAP_SYSLOG or set kernel.kptr_restrict=0" : strerror(-err));
 		return;
 	}
 	if (ksyms__select(ks, ips, n, &sel, &nsel) == 0) {
@@ -527,7 +527,9 @@ static void finish(struct recorder *rc, int quiet)
 	fprintf(stderr, "ljsnap: %llu samples written to %s",
 		(unsigned long long)rc->samples, rc->o.output);
 	if (rc->samples)
-		fprintf(stderr, " (%.0f bytes/sample in the ring buffer)",
+		fprintf(stderr, " (%.0f bytes per sample in the file, everything included; "
+			"%.0f in the ring buffer)",
+			(double)snapfile_writer__bytes_written(rc->w) / rc->samples,
 			(double)rc->sample_bytes / rc->samples);
 	fprintf(stderr, "\nljsnap: %llu samples lost (ring buffer full%s)\n",
 		(unsigned long long)ctr[LJS_ERR_RINGBUF_FULL],
