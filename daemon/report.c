@@ -70,7 +70,8 @@ static void usage(FILE *out)
 		"      --pid PID        only samples of this process\n"
 		"      --tid TID        only samples of this thread\n"
 		"      --lines          Lua frames by current line ('f x.lua:17') instead of by\n"
-		"                       function ('f x.lua:12', the line where f is defined)\n"
+		"                       function ('f x.lua:12', the line where f is defined),\n"
+		"                       native frames with file:line where DWARF tells\n"
 		"      --top N          rows in each top list of the text summary (default 25)\n"
 		"      --lua-only       only Lua frames and VM-state pseudo frames\n"
 		"      --native-only    native frames only (the VM shows as its C symbols)\n"
@@ -83,7 +84,8 @@ static void usage(FILE *out)
 		"by path and build id) and the Lua frames spliced in where the VM runs them,\n"
 		"to kernel frames ('name_[k]').  Lua frames read 'name chunk:line', the main\n"
 		"chunk 'main chunk', builtins by library name ('string.gsub'); frames running\n"
-		"in a JIT trace end in '_[j]', frames inlined into a trace in '_[i]'.\n"
+		"in a JIT trace end in '_[j]', frames inlined into a trace in '_[i]', and so\n"
+		"do C functions the compiler inlined (where the binary has DWARF).\n"
 		"\n"
 		"examples:\n"
 		"  ljsnap report app.ljsnap | less\n"
@@ -158,6 +160,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 3:
 			o->lines = 1;
+			o->stack_flags |= RSTACK_LINES;
 			break;
 		case 4:
 			if (parse_u32(optarg, &v) || v == 0 || v > 100000) {

@@ -163,18 +163,47 @@ static int put_kernel(struct rstack *r, struct agg *agg, const struct ljs_sample
 	return 0;
 }
 
-/* Name a native frame: its symbol, else module+0xoffset, else a class. */
+/* "func", or with RSTACK_LINES and a known line "func file.c:123", then
+ * suffix; the length written (truncated to fit). */
+static int native_name(const struct rstack *r, const char *func, const struct sym_line *ln,
+		       const char *suffix, char *buf, size_t size)
+{
+	const char *file = ln && ln->file ? strrchr(ln->file, '/') : NULL;
+	int n;
+
+	file = file ? file + 1 : ln ? ln->file : NULL;
+	if ((r->flags & RSTACK_LINES) && file && ln->line > 0)
+		n = snprintf(buf, size, "%s %s:%d%s", func, file, ln->line, suffix);
+	else
+		n = snprintf(buf, size, "%s%s", func, suffix);
+	return n < 0 ? 0 : (size_t)n < size ? n : (int)size - 1;
+}
+
+/* Name a native frame: its symbol (after the functions inlined there, as
+ * "name_[i]", where DWARF tells), else module+0xoffset, else a class. */
 static int put_native(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
 		      const struct native_frame *f)
 {
 	const struct sym_info *si = NULL;
 	char name[AGG_NAME_MAX];
 	int in_vm = f->pc >= p->vm_lo && f->pc < p->vm_hi;
-	int n;
+	int n, err;
+	uint32_t k;
 
-	if (p->pm && symbolizer__pc(r->sym, p->pm, f->pc, !f->activation, &si) == 0 && si->name)
-		n = snprintf(name, sizeof(name), "%s", si->name);
-	else if (in_vm)
+	if (p->pm && symbolizer__pc(r->sym, p->pm, f->pc, !f->activation, &si) == 0 && si->name) {
+		/* Functions the compiler inlined here, innermost first (DWARF). */
+		for (k = 0; k + 1 < si->nlines; k++) {
+			n = native_name(r, si->lines[k].func ? si->lines[k].func : "[inlined]",
+					&si->lines[k], "_[i]", name, sizeof(name));
+			err = put(r, agg, name, (size_t)n, AGG_NATIVE);
+			if (err)
+				return err;
+		}
+		n = native_name(r, si->name, si->nlines ? &si->lines[si->nlines - 1] : NULL, "",
+				name, sizeof(name));
+		return put(r, agg, name, (size_t)n, AGG_NATIVE);
+	}
+	if (in_vm)
 		n = snprintf(name, sizeof(name), "[LuaJIT interpreter]");
 	else if (f->map_flags & NATIVE_MAP_ANON)
 		n = snprintf(name, sizeof(name), "[JIT code]");

@@ -14,6 +14,7 @@
 #define RSTACK_LUA_ONLY		0x1	/* only Lua frames and pseudo frames */
 #define RSTACK_NATIVE_ONLY	0x2	/* no Lua frames: VM activations as native symbols */
 #define RSTACK_NO_KERNEL	0x4	/* no kernel frames */
+#define RSTACK_LINES		0x8	/* native frames with their file:line (DWARF) */
 
 struct procmap;
 struct rstack;

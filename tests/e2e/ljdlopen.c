@@ -35,6 +35,13 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* An LCG, always inlined into its caller: report shows it as an inlined
+ * frame (its whole loop is on one line, which --lines names). */
+static inline __attribute__((always_inline)) void lcg_burn(volatile unsigned long *x)
+{
+	for (int i = 0; i < 100000; i++) *x = *x * 6364136223846793005ul + 1442695040888963407ul; /* LCG_LINE */
+}
+
 /* Burn CPU in C for ms milliseconds of CPU time, part of it in the vDSO
  * (clock_gettime(CLOCK_MONOTONIC) is answered there, without a syscall). */
 static __attribute__((noipa)) unsigned long c_spin(long ms)
@@ -44,11 +51,8 @@ static __attribute__((noipa)) unsigned long c_spin(long ms)
 	struct timespec ts;
 
 	while (cpu_now() - t0 < ms / 1000.0) {
-		int i;
-
-		for (i = 0; i < 100000; i++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-		for (i = 0; i < 2000; i++)
+		lcg_burn(&x);
+		for (int i = 0; i < 2000; i++)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 	}
 	return x;

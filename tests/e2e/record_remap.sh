@@ -25,7 +25,11 @@
 #     >= 10 samples there, and >= 90% of them name the vDSO frame (two
 #     frames below c_spin, under libc's clock_gettime) with a name the
 #     vDSO's own symbol table gives that function (dlsym on
-#     linux-vdso.so.1, printed by ljdlopen as "VDSO name"), not [vdso]+0x...
+#     linux-vdso.so.1, printed by ljdlopen as "VDSO name"), not [vdso]+0x...;
+#   - c_spin's other work is lcg_burn(), always inlined into it: >= 90% of
+#     the c_spin samples not in clock_gettime show "c_spin;lcg_burn_[i]",
+#     and with --lines "c_spin ljdlopen.c:C;lcg_burn ljdlopen.c:L_[i]",
+#     C and L the lines of the call and of the loop in the source.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog nm binutils
@@ -41,6 +45,27 @@ nm "$HOST" | grep -q ' [tT] c_spin$' || fail "$HOST has no symbol c_spin"
 HZ=499
 line() { awk -v k="$2" '$1 == "FN" && $2 == k { print $3 }' "$TMPD/$1.out"; }
 cpu() { awk -v k="$2" '$1 == "CPU" && $2 == k { printf "%d\n", $3 * 1000 }' "$TMPD/$1.out"; }
+
+# check_inline NAME: the inlined lcg_burn under c_spin, by name and by line
+check_inline() {
+	local src=$top_srcdir/tests/e2e/ljdlopen.c cl ll st
+	cl=$(grep -n 'lcg_burn(&x);' "$src" | cut -d: -f1)
+	ll=$(grep -n 'LCG_LINE' "$src" | cut -d: -f1)
+	"$LJSNAP" report -f folded --lines -o "$TMPD/$1.lines" "$TMPD/$1.ljsnap" 2> /dev/null ||
+		fail "$1: report --lines failed"
+	st=$(awk -v want="c_spin;lcg_burn_[i]" -v wantl="c_spin ljdlopen.c:$cl;lcg_burn ljdlopen.c:${ll}_[i]" '
+		FILENAME ~ /lines$/ { if (index($0, wantl)) LL += $NF; next }
+		{ line = $0; sub(/ [0-9]+$/, "", line)
+		  if (line !~ /^ljdlopen;/ || !index(line, ";main;c_spin")) next
+		  if (index(line, "clock_gettime")) next
+		  T += $NF; if (index(line, want)) I += $NF }
+		END { print T + 0, I + 0, LL + 0 }' "$TMPD/$1.folded" "$TMPD/$1.lines")
+	set -- "$1" $st
+	note "$1: c_spin samples outside clock_gettime: $2; with lcg_burn_[i]: $3; by line (:$cl, :$ll): $4"
+	assert_ge "$2" 50 "$1: too few c_spin samples outside clock_gettime"
+	assert_ge "$(( 100 * $3 ))" "$(( 90 * $2 ))" "$1: < 90% of them show the inlined lcg_burn"
+	assert_ge "$(( 100 * $4 ))" "$(( 90 * $2 ))" "$1: < 90% of them name the lines of the call and the loop"
+}
 
 # run_case NAME COMM BUILD CMD...: record `CMD SCRIPT 1`, check as above
 run_case() {
@@ -105,6 +130,7 @@ run_case() {
 		assert_ge "$exp_c" 100 "$n: c_spin ran too short"
 		assert_ge "$(( 100 * $(value c_spin "$TMPD/$n.check") ))" "$(( 80 * exp_c ))" \
 			"$n: c_spin: < 80% of its samples carry its frame under main"
+		check_inline "$n"
 		[ -s "$TMPD/$n.vdso" ] || fail "$n: ljdlopen found no vDSO symbol for clock_gettime"
 		vn=$(value vdso_named "$TMPD/$n.check"); vu=$(value vdso_unnamed "$TMPD/$n.check")
 		assert_ge "$(( vn + vu ))" 10 "$n: too few samples in the vDSO"
