@@ -3,7 +3,8 @@
  *
  * Answers "why are my Lua frames missing?": which LuaJIT builds are mapped,
  * GC64/FR2, the VM range, every calibrated offset and how it was obtained,
- * and whether a real BPF sample of the process decodes right now.
+ * and whether a real BPF sample of the process decodes right now (walked
+ * with its live memory, printed like luaL_traceback).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,11 @@
 #include "daemon/ljdetect.h"
 #include "daemon/livemem.h"
 #include "daemon/proctab.h"
+#include "unwind/ljwalk.h"
+#include "unwind/memsrc.h"
 #include "unwind/sample.h"
+
+#define DOCTOR_MAX_WALKS	50	/* samples decoded per probe */
 
 struct doctor_probe {
 	uint32_t pid;
@@ -29,7 +34,41 @@ struct doctor_probe {
 	int32_t vmstate;
 	int have_vmstate;
 	uint32_t g_vmstate;
+	/* decoding the samples with the live memory */
+	struct ljw *w;
+	const struct lj_layout *layout;
+	unsigned walked, complete;
+	char trace[2048];	/* the last complete stack, like luaL_traceback */
 };
+
+/* Walk one sample now (its windows, then live memory); keep the frames of
+ * the last one that reaches the bottom with no unknown frame. */
+static void probe_walk(struct doctor_probe *dp, const struct ljs_sample *s)
+{
+	struct ljw_opts wo = { .vm_lo = dp->vm_lo, .vm_hi = dp->vm_hi };
+	struct livemem lm;
+	struct memsrc live, sm;
+	struct ljw_stack st;
+	size_t i, off = 0;
+
+	if (!dp->w || dp->walked >= DOCTOR_MAX_WALKS)
+		return;
+	livemem__init(&live, &lm, (int)dp->pid, NULL);
+	memsrc__init_sample(&sm, s, &live);
+	if (ljw__walk(dp->w, dp->layout, s, &sm, &wo, &st) != 0)
+		return;
+	dp->walked++;
+	if (!st.complete || st.nunknown)
+		return;
+	dp->complete++;
+	for (i = 0; i < st.nframes && off + 8 < sizeof(dp->trace); i++) {
+		off += snprintf(dp->trace + off, sizeof(dp->trace) - off, "        ");
+		if (off < sizeof(dp->trace))
+			off += ljw_frame__format(&st.frames[i], dp->trace + off, sizeof(dp->trace) - off);
+		if (off < sizeof(dp->trace))
+			off += snprintf(dp->trace + off, sizeof(dp->trace) - off, "\n");
+	}
+}
 
 /* Ring-buffer callback: tally the samples of the probed process. */
 static int on_probe(void *ctx, void *data, size_t size)
@@ -59,6 +98,7 @@ static int on_probe(void *ctx, void *data, size_t size)
 		memcpy(&dp->vmstate, gs->data + dp->g_vmstate, 4);
 		dp->have_vmstate = 1;
 	}
+	probe_walk(dp, &s);
 	return 0;
 }
 
@@ -193,6 +233,7 @@ static int live_calibrate(struct lj_proc_detect *pd, uint32_t pid, const struct 
 static int doctor_pid(uint32_t pid, double seconds)
 {
 	struct lj_detect_cache *cache = lj_detect_cache__new();
+	struct ljw *w = NULL;
 	struct doctor_probe dp;
 	struct lj_proc_detect pd;
 	const struct lj_detect *d;
@@ -251,6 +292,8 @@ static int doctor_pid(uint32_t pid, double seconds)
 	memset(&dp, 0, sizeof(dp));
 	dp.pid = pid;
 	dp.g_vmstate = l->g_vmstate;
+	dp.layout = l;
+	dp.w = w = ljw__new();
 	if (probe(&pd, pid, seconds, &dp) == 0) {
 		struct livemem lm;
 		struct memsrc ms;
@@ -263,6 +306,8 @@ static int doctor_pid(uint32_t pid, double seconds)
 			memset(&dp, 0, sizeof(dp));
 			dp.pid = pid;
 			dp.g_vmstate = l->g_vmstate;
+			dp.layout = l;
+			dp.w = w;
 			if (probe(&pd, pid, seconds, &dp) != 0)
 				goto done;
 			printf("  live check:  with the calibrated layout: %u samples, %u with the VM state "
@@ -275,6 +320,11 @@ static int doctor_pid(uint32_t pid, double seconds)
 			       lj_detect__validate_g(l, &ms, dp.g) == 0 ? "valid (GG_State self-references hold)"
 								  : "no longer valid",
 			       dp.vmstate, dp.have_vmstate ? lj_layout__vmstate_name(l, dp.vmstate) : "?");
+			printf("  decoded:     %u of %u samples walked with the live memory reach the bottom of\n"
+			       "               the Lua stack with no unknown frame%s\n", dp.complete, dp.walked,
+			       dp.complete ? "; the last one, as luaL_traceback prints it:" : "");
+			if (dp.complete)
+				printf("%s", dp.trace);
 			printf("  result:      samples of this process carry the LuaJIT state\n");
 		} else if (dp.samples && live < 0) {
 			printf("  result:      no sample found a valid global_State and the live calibration "
@@ -291,6 +341,7 @@ static int doctor_pid(uint32_t pid, double seconds)
 done:
 	ret = 0;
 out:
+	ljw__delete(w);
 	lj_proc_detect__exit(&pd);
 	lj_detect_cache__delete(cache);
 	return ret;
@@ -312,8 +363,10 @@ int cmd_doctor(int argc, char **argv)
 			"sample the process with the real BPF program for up to SECONDS (default 1),\n"
 			"check the layout against live memory (a global_State from a sample, or\n"
 			"found from the interpreter's DISPATCH register when the detected layout\n"
-			"finds none: then the calibrated layout is probed again), and say whether\n"
-			"its samples carry a valid LuaJIT state.\n\n"
+			"finds none: then the calibrated layout is probed again), say whether\n"
+			"its samples carry a valid LuaJIT state, and decode them with the live\n"
+			"memory: how many reach the bottom of the Lua stack, and the last one as\n"
+			"luaL_traceback would print it.\n\n"
 			"example:\n  ljsnap doctor $(pgrep -n nginx)\n");
 		return out == stdout ? 0 : 2;
 	}

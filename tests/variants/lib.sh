@@ -167,14 +167,25 @@ doctor_check() {
 }
 
 # doctor_chain NAME FAMILY MODE NUMMODE CMD...: run `CMD build_chain.lua 6`
-# in the background and doctor_check it
+# in the background and doctor_check it; doctor also decodes a live sample
+# into a traceback (innermost first) that runs through the workload's call
+# structure: level2, level1, run, the main chunk
 doctor_chain() {
-	local n=$1 fam=$2 mode=$3 num=$4; shift 4
+	local n=$1 fam=$2 mode=$3 num=$4 d; shift 4
 	start_bg "$n-doc" "$@" "$CHAIN_LUA" 6
 	wait_for "$TMPD/$n-doc.bg" '^FN leaf' 10 || { cat "$TMPD/$n-doc.bg" >&2; fail "$n: workload did not start"; }
 	doctor_check "$n" "$BG_PID" "$fam" "$mode" "$num"
 	kill "$BG_PID" 2>/dev/null
 	wait "$BG_PID" 2>/dev/null || true
+	d=$TMPD/$n.doctor
+	grep '^  decoded:' "$d" | sed "s/^/# $n: doctor:/"
+	grep -qE '^  decoded: +[1-9][0-9]* of ' "$d" || { cat "$d" >&2; fail "$n: doctor decoded no live sample"; }
+	awk '/^  decoded:/ { on = 1; next } /^  result:/ { on = 0 } on' "$d" | awk '
+		BEGIN { n = split("level2|level1|run", w, "|"); i = 1 }
+		i <= n && index($0, "in function '\''" w[i] "'\''") { i++; next }
+		i > n && index($0, "in main chunk") { ok = 1 }
+		END { exit !ok }' ||
+		{ cat "$d" >&2; fail "$n: doctor's decoded stack does not run level2 -> level1 -> run -> main chunk"; }
 }
 
 # ground_truth NAME DIR [XCFLAGS]: build tests/variants/ljoffsets.c against
