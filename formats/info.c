@@ -65,12 +65,14 @@ static int info__count(struct info *in, const struct ljs_sample *s)
 		in->cap = cap;
 	}
 	p = info__slot(in->pids, in->cap, s->pid);
-	if (!p->used) {
+	if (!p->used || s->tid == s->pid) {
+		/* the main thread's latest name: the program after an exec */
+		if (!p->used)
+			in->npids++;
 		p->used = 1;
 		p->pid = s->pid;
 		memcpy(p->comm, s->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = 0;
-		in->npids++;
 	}
 	p->samples++;
 	if (!in->first_ns || s->time_ns < in->first_ns)

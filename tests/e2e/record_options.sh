@@ -1,0 +1,79 @@
+#!/bin/sh
+# E2E: record's target options and report's filters, against known pids.
+# Three luajit processes run spin functions named after them (a_spin,
+# b_spin, c_spin; each calls os.clock, a syscall, so some samples carry
+# kernel frames).
+#   record -p A,B   samples of A and B, each under its own function, none
+#                   of C
+#   record -a       samples of A, B and C (and others)
+#   report --tid A  only A's stacks (single-threaded: tid = pid), as many
+#                   samples as A has in the capture
+#   --no-kernel     the same samples, no "_[k]" frame, where the default
+#                   report has some
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/variants/lib.sh"	# start_bg, wait_for
+need_bpf
+need_prog luajit luajit
+for k in a b c; do
+	cat > "$TMPD/$k.lua" <<LUA
+local function ${k}_spin(t) local s = 0 while os.clock() < t do for i = 1, 2000 do s = (s + i) % 7919 end end return s end
+print("up") io.stdout:flush()
+${k}_spin(8)
+LUA
+	start_bg "$k" luajit "$TMPD/$k.lua"
+	eval "P_$k=\$BG_PID"
+	wait_for "$TMPD/$k.bg" '^up' 10 || fail "workload $k did not start"
+done
+note "pids: a $P_a, b $P_b, c $P_c"
+
+# samples per pid in a capture, from the capture itself
+pid_samples() { "$LJSNAP" info "$1" | awk -v p="$2" '$1 == "pid" && $2 == p && $NF == "samples" { print $(NF - 1) }'; }
+
+# -p A,B
+"$LJSNAP" record -q -F 199 -d 2 -p "$P_a,$P_b" -o "$TMPD/p.ljsnap" 2> "$TMPD/p.err" ||
+	{ cat "$TMPD/p.err" >&2; fail "record -p failed"; }
+"$LJSNAP" info "$TMPD/p.ljsnap" > "$TMPD/p.info"
+for k in a b c; do eval "n_$k=\$(pid_samples \"$TMPD/p.ljsnap\" \$P_$k)"; done
+note "-p a,b: samples a ${n_a:-0}, b ${n_b:-0}, c ${n_c:-0}"
+assert_ge "${n_a:-0}" 100 "-p: too few samples of a"
+assert_ge "${n_b:-0}" 100 "-p: too few samples of b"
+[ -z "${n_c:-}" ] || [ "${n_c:-0}" = 0 ] || fail "-p: samples of c, which was not named"
+for k in a b; do
+	eval "p=\$P_$k"
+	"$LJSNAP" report -f folded --pid "$p" -o "$TMPD/p.$k.folded" "$TMPD/p.ljsnap" 2>/dev/null ||
+		fail "report --pid $p failed"
+	good=$(awk -v f="${k}_spin $TMPD/$k.lua:1" 'index($0, f) { s += $NF } END { print s + 0 }' "$TMPD/p.$k.folded")
+	tot=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/p.$k.folded")
+	note "-p: $k: $good of $tot samples under ${k}_spin"
+	assert_ge "$(( 100 * good ))" "$(( 90 * tot ))" "-p: $k: < 90% of its samples under ${k}_spin"
+done
+
+# -a
+"$LJSNAP" record -q -F 99 -d 2 -a -o "$TMPD/a.ljsnap" 2> "$TMPD/a.err" ||
+	{ cat "$TMPD/a.err" >&2; fail "record -a failed"; }
+for k in a b c; do
+	eval "p=\$P_$k"
+	n=$(pid_samples "$TMPD/a.ljsnap" "$p")
+	note "-a: samples of $k: ${n:-0}"
+	assert_ge "${n:-0}" 50 "-a: too few samples of $k"
+done
+
+# report --tid
+"$LJSNAP" report -f folded --tid "$P_a" -o "$TMPD/tid.folded" "$TMPD/p.ljsnap" 2>/dev/null ||
+	fail "report --tid failed"
+tot=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/tid.folded")
+[ "$tot" = "$n_a" ] || fail "--tid $P_a: $tot samples, the capture has $n_a for that thread"
+grep -q "b_spin" "$TMPD/tid.folded" && fail "--tid $P_a: stacks of b"
+
+# --no-kernel
+"$LJSNAP" report -f folded -o "$TMPD/k.folded" "$TMPD/p.ljsnap" 2>/dev/null || fail "report failed"
+"$LJSNAP" report -f folded --no-kernel -o "$TMPD/nok.folded" "$TMPD/p.ljsnap" 2>/dev/null ||
+	fail "report --no-kernel failed"
+kern=$(awk '/_\[k\]/ { s += $NF } END { print s + 0 }' "$TMPD/k.folded")
+t1=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/k.folded")
+t2=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/nok.folded")
+note "--no-kernel: $kern of $t1 samples have kernel frames by default"
+assert_ge "$kern" 1 "no sample with kernel frames: --no-kernel tested nothing"
+grep -q '_\[k\]' "$TMPD/nok.folded" && fail "--no-kernel: kernel frames left"
+[ "$t1" = "$t2" ] || fail "--no-kernel: $t2 samples instead of $t1"
+exit 0
