@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "formats/mpread.h"
 #include "formats/snapfile_int.h"
 
 #define RBUF_SIZE (256 * 1024)		/* read-ahead */
 #define PAYLOAD_STEP (1u << 20)		/* payload buffer grows by what was really read */
+#define SKIP_PEEK 16			/* payload bytes read to find a frame's kind */
 
 struct snapfile_reader {
 	int fd;
@@ -114,6 +116,45 @@ static int snapfile_reader__fill(struct snapfile_reader *r, uint8_t *dst, size_t
 	return 0;
 }
 
+/* Pass over n bytes of the stream: what the read-ahead holds, then lseek
+ * (read for a pipe).  *got is what could be passed over (< n at the end of
+ * the file).  0 or -errno. */
+static int snapfile_reader__discard(struct snapfile_reader *r, size_t n, size_t *got)
+{
+	size_t take = r->rlen - r->rpos < n ? r->rlen - r->rpos : n;
+	struct stat st;
+	off_t cur;
+
+	r->rpos += take;
+	*got = take;
+	if (take == n || r->eof)
+		return 0;
+	cur = lseek(r->fd, 0, SEEK_CUR);
+	if (cur >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		size_t left = cur < st.st_size ? (size_t)(st.st_size - cur) : 0;
+		size_t skip = n - take < left ? n - take : left;
+
+		if (lseek(r->fd, (off_t)skip, SEEK_CUR) < 0)
+			return -errno;
+		*got += skip;
+		if (*got < n)
+			r->eof = 1;
+		return 0;
+	}
+	while (*got < n && !r->eof) {	/* not seekable: read it */
+		uint8_t tmp[4096];
+		size_t k, want = n - *got < sizeof(tmp) ? n - *got : sizeof(tmp);
+		int err = snapfile_reader__fill(r, tmp, want, &k);
+
+		if (err)
+			return err;
+		*got += k;
+		if (k < want)
+			break;
+	}
+	return 0;
+}
+
 /* Grow the payload buffer to hold need bytes: 0 or -ENOMEM. */
 static int snapfile_reader__reserve(struct snapfile_reader *r, size_t need)
 {
@@ -156,6 +197,31 @@ static int snapfile_reader__frame(struct snapfile_reader *r, uint32_t *len)
 	crc = le32toh(crc);
 	if (*len == 0 || *len > SNAPFILE_FRAME_MAX)
 		return FRAME_BADLEN;
+	if (r->skip) {
+		/* The kind is in the first bytes: a kind passed over is not read. */
+		size_t head = *len < SKIP_PEEK ? *len : SKIP_PEEK;
+		unsigned kind;
+
+		err = snapfile_reader__reserve(r, head);
+		if (!err)
+			err = snapfile_reader__fill(r, r->buf, head, &got);
+		if (err)
+			return err;
+		have = got;
+		kind = got == head ? payload_kind(r->buf, (uint32_t)head) : 0;
+		if (kind && kind < 32 && (r->skip & (1u << kind))) {
+			err = snapfile_reader__discard(r, *len - head, &got);
+			if (err)
+				return err;
+			if (got < *len - head) {
+				r->st.trunc_bytes = sizeof(hdr) + head + got;
+				return FRAME_TRUNC;
+			}
+			r->st.offset += sizeof(hdr) + *len;
+			r->st.frames++;
+			return FRAME_SKIP;
+		}
+	}
 	/* Grow with the data actually read, never with the claimed length. */
 	while (have < *len) {
 		size_t step = *len - have < PAYLOAD_STEP ? *len - have : PAYLOAD_STEP;
@@ -176,12 +242,6 @@ static int snapfile_reader__frame(struct snapfile_reader *r, uint32_t *len)
 	}
 	r->st.offset += sizeof(hdr) + *len;
 	r->st.frames++;
-	if (r->skip) {
-		unsigned kind = payload_kind(r->buf, *len);
-
-		if (kind && kind < 32 && (r->skip & (1u << kind)))
-			return FRAME_SKIP;
-	}
 	want = (uint32_t)crc32(0L, r->buf, *len);
 	if (want != crc) {
 		snprintf(r->err, sizeof(r->err),
