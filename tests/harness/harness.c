@@ -708,7 +708,7 @@ static const struct lj_layout *layout__pick(void)
 }
 
 /* Run the harness over the given scenarios (default: every tests/lua/walk_NAME.lua
- * and tests/lua/trace_walk_NAME.lua but one, see below). */
+ * and tests/lua/trace_walk_NAME.lua). */
 int main(int argc, char **argv)
 {
 	char *files[256], dir[4096];
@@ -756,15 +756,6 @@ int main(int argc, char **argv)
 			size_t l = strlen(de->d_name);
 			char path[4400];
 
-			/*
-			 * trace_walk_kinds.lua fails in about 1 run of 10: a sample's
-			 * innermost (function, bytecode) "was not recorded by" its
-			 * trace per jit.attach.  Not understood yet; it runs only when
-			 * named (top_srcdir=. tests/harness/harness
-			 * tests/lua/trace_walk_kinds.lua).
-			 */
-			if (!strcmp(de->d_name, "trace_walk_kinds.lua"))
-				continue;
 			if (l > 9 && (!strncmp(de->d_name, "walk_", 5) ||
 				      !strncmp(de->d_name, "trace_walk_", 11)) &&
 			    !strcmp(de->d_name + l - 4, ".lua")) {

@@ -6,8 +6,11 @@
 --   tc.check(samples, { [fn] = "name", ... }, limits)
 -- Ground truth, all independent of the walker's decoding:
 --   * jit.attach(.., "record"): the (function, bytecode index) of every
---     instruction each trace recorded.  A snapshot's PC is one of them, so
---     the walker's innermost frame (function, position) must be too.
+--     instruction each trace recorded.  A snapshot's PC is one of them, or
+--     the exit of a recorded loop or branch (the guard of FORL's "i <= n"
+--     exits to the instruction after the loop, a comparison's to the branch
+--     it did not take: never recorded), so the walker's innermost frame
+--     (function, position) must be too.
 --   * jit.util.tracesnap + tracek: the snapshot's entries and constants as
 --     LuaJIT decodes them.  The functions of its frames above the base
 --     frame must be, innermost first, the walker's LJW_F_INLINED frames for
@@ -131,6 +134,38 @@ local function fail(msg, s)
   error(table.concat(t, "\n"), 3)
 end
 
+-- Where the recorded instruction q of fn exits to without recording it: a
+-- loop's way out (after FORL/ITERL, FORI's or LOOP's target) or the branch a
+-- comparison (IS* + JMP) did not take.  Does pos of fn qualify?
+local bcnames
+do
+  local ok, vmdef = pcall(require, "jit.vmdef")
+  bcnames = ok and vmdef.bcnames
+end
+local function bcop(fn, pc)
+  local ins = bcnames and pc >= 0 and jutil.funcbc(fn, pc)
+  if not ins then return nil end
+  local op = bit.band(ins, 0xff)
+  return (bcnames:sub(op * 6 + 1, op * 6 + 6):gsub(" +$", "")), ins
+end
+local function jtarget(pc, ins) return pc + 1 + bit.rshift(ins, 16) - 0x8000 end
+local function exit_pos(fn, recorded, pos)
+  for q in pairs(recorded) do
+    local op, ins = bcop(fn, q)
+    if op and (op:match("^[IJ]?FORL$") or op:match("^J?FORI$") or op:match("^[IJ]?ITERL$") or
+               op:match("^[IJ]?LOOP$")) then
+      -- (JFORL, JITERL, JLOOP hold a trace number, not a jump)
+      if pos == q + 1 or ((op == "JFORI" or op:sub(1, 1) ~= "J") and pos == jtarget(q, ins)) then
+        return true
+      end
+    elseif op and op:match("^IS") then
+      local jop, jins = bcop(fn, q + 1)
+      if jop == "JMP" and (pos == q + 2 or pos == jtarget(q + 1, jins)) then return true end
+    end
+  end
+  return false
+end
+
 -- Check the walked samples; names maps function objects to the names their
 -- callers give them; above = { name = caller name } pairs to count ("inlined
 -- directly above its declared caller"); protolines = the linedefined of
@@ -147,7 +182,7 @@ function M.check(samples, names, above, protolines)
     end
   end
   local st = { samples = #samples, ontrace = 0, snap = 0, call = 0, fallback = 0, above = {},
-               byproto = 0 }
+               byproto = 0, exitpos = 0 }
   for _, s in ipairs(samples) do
     if s.traceno >= 0 and s.vmstate_name == "trace" then
       st.ontrace = st.ontrace + 1
@@ -180,11 +215,14 @@ function M.check(samples, names, above, protolines)
           end
         end
         if not fr[n + 1] or not fr[n + 1].trace then fail("no _[j] frame below the inlined ones", s) end
-        -- (b) the innermost Lua position is an instruction the trace recorded
+        -- (b) the innermost Lua position is an instruction the trace
+        -- recorded, or the exit of a recorded loop or branch
         if top.kind == 0 and top.fn ~= 0 then
           local fn = byaddr[top.fn]
-          if not fn or not rec[s.traceno] or not rec[s.traceno][fn] or
-             not rec[s.traceno][fn][top.pos] then
+          local r = fn and rec[s.traceno] and rec[s.traceno][fn]
+          if r and not r[top.pos] and exit_pos(fn, r, top.pos) then
+            st.exitpos = st.exitpos + 1
+          elseif not r or not r[top.pos] then
             fail("innermost frame position " .. top.pos .. " was not recorded by trace " .. s.traceno, s)
           end
         end
