@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include "daemon/harvest.h"
 #include "daemon/livemem.h"
 #include "daemon/ljdetect.h"
 #include "daemon/record.h"
@@ -20,6 +21,8 @@
  * while they stay the same; only while it has samples (record.c). */
 #define INSPECT_AGAIN_MIN_NS	20000000ull
 #define INSPECT_AGAIN_MAX_NS	4000000000ull
+/* /proc shows another image this long without an exec event: take it. */
+#define INSPECT_NEW_IMAGE_NS	1000000000ull
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -errno. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
@@ -261,11 +264,23 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	if (p->image_key && key && key != p->image_key) {
 		/* /proc already shows the image after an exec whose event is still
 		 * in the ring buffer: describing it now would give the samples of
-		 * the old image its mappings.  Look again after the event. */
-		p->reinspect_gap_ns = INSPECT_AGAIN_MIN_NS;
-		lj_proc_detect__exit(&pd);
-		return;
+		 * the old image its mappings.  Look again after the event; if none
+		 * comes (a lost task event, a reused pid whose exit was lost), it
+		 * is a new image all the same. */
+		if (!p->other_image_ns)
+			p->other_image_ns = now_ns;
+		if (now_ns - p->other_image_ns < INSPECT_NEW_IMAGE_NS) {
+			p->reinspect_gap_ns = INSPECT_AGAIN_MIN_NS;
+			lj_proc_detect__exit(&pd);
+			return;
+		}
+		bpfload__del_cfg(&rc->bl, p->pid);
+		harvest__forget(rc->hv, p->pid);
+		proctab__reset(p);
+		p->state = PROC_INSPECTED;
+		was_lj = 0;
 	}
+	p->other_image_ns = 0;
 	if (!p->image_key)
 		p->image_key = key;
 	sig = maps_signature(&pd);

@@ -147,6 +147,7 @@ void proctab__reset(struct proc *p)
 	p->g_hint = 0;
 	p->reinspect_gap_ns = 0;
 	p->image_key = 0;
+	p->other_image_ns = 0;
 	p->image++;
 }
 

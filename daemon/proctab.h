@@ -44,6 +44,7 @@ struct proc {
 	uint64_t reinspect_gap_ns;	/* wait after an inspection before the next check */
 	uint32_t image;			/* +1 at each exec or reuse of the pid */
 	uint64_t image_key;		/* where the executable was mapped in this image (0 = not seen) */
+	uint64_t other_image_ns;	/* since when /proc shows another image (0 = it does not) */
 };
 
 struct proctab {
