@@ -76,7 +76,8 @@ static void usage(FILE *out)
 		"      --lua-only       only Lua frames and VM-state pseudo frames\n"
 		"      --native-only    native frames only (the VM shows as its C symbols)\n"
 		"      --no-kernel      leave out kernel frames\n"
-		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line)\n"
+		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line,\n"
+		"                       its root trace and the function it started in)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Stacks run from the process name (the root) through native frames (unwound\n"
@@ -320,24 +321,27 @@ out:
 struct tracetab {
 	struct tcount {
 		char *name;	/* "TRACE_<n>::chunk:line (root <r>)", NULL = empty slot */
+		char *label;	/* name and the start function, as first seen */
 		uint64_t n;
 	} *v;
 	size_t n, cap;		/* cap: power of two */
 	uint64_t src[LJW__TS_MAX];
 };
 
-/* Count one trace sample (names with a hash of their own: traces are few). */
-static int tracetab__add(struct tracetab *t, const struct ljw_trace *tr)
+/* Count one trace sample (names with a hash of their own: traces are few);
+ * ls names the function the trace started in, when its frame is there. */
+static int tracetab__add(struct tracetab *t, const struct ljw_trace *tr, const struct ljw_stack *ls)
 {
-	char name[512];
-	size_t i, h = 5381;
+	char name[512], label[768];
+	const char *fname = NULL;
+	size_t i, k, h = 5381;
 	const char *c;
 
 	t->src[tr->src < LJW__TS_MAX ? tr->src : 0]++;
 	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", tr->traceno,
 		 tr->chunk ? tr->chunk : "?", tr->startline, tr->root);
 	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64, k;
+		size_t ncap = t->cap ? t->cap * 2 : 64;
 		struct tcount *nv = calloc(ncap, sizeof(*nv));
 
 		if (!nv)
@@ -364,8 +368,14 @@ static int tracetab__add(struct tracetab *t, const struct ljw_trace *tr)
 			t->v[i].n++;
 			return 0;
 		}
+	for (k = 0; k < ls->nframes && !fname; k++)
+		if (tr->startpt && ls->frames[k].pt == tr->startpt)
+			fname = ls->frames[k].name;
+	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name, fname ? "function " : "",
+		 fname ? fname : "function", tr->chunk ? tr->chunk : "?", tr->linedefined);
 	t->v[i].name = strdup(name);
-	if (!t->v[i].name)
+	t->v[i].label = strdup(label);
+	if (!t->v[i].name || !t->v[i].label)
 		return -ENOMEM;
 	t->v[i].n = 1;
 	t->n++;
@@ -406,9 +416,11 @@ static void tracetab__write(struct tracetab *t, int by_trace, unsigned top, FILE
 	fprintf(out, "\ntop traces (%zu distinct):\n", k);
 	for (i = 0; i < k && i < (top ? top : 25); i++)
 		fprintf(out, "  %8" PRIu64 " %5.1f%%  %s\n", t->v[i].n, 100.0 * t->v[i].n / total,
-			t->v[i].name);
-	for (i = 0; i < k; i++)
+			t->v[i].label);
+	for (i = 0; i < k; i++) {
 		free(t->v[i].name);
+		free(t->v[i].label);
+	}
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }
@@ -418,8 +430,10 @@ static void tracetab__exit(struct tracetab *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->cap; i++)
+	for (i = 0; i < t->cap; i++) {
 		free(t->v[i].name);
+		free(t->v[i].label);
+	}
 	free(t->v);
 }
 
@@ -479,7 +493,7 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	}
 	agg__count(c->agg, lua);
 	if (!err && lua && lua->trace.traceno >= 0 && lua->trace.src != LJW_TS_NONE)
-		err = tracetab__add(&c->tt, &lua->trace);
+		err = tracetab__add(&c->tt, &lua->trace, lua);
 	if (!err)
 		err = agg__add(c->agg, &c->sb, 1);
 	return err;

@@ -50,6 +50,10 @@ incaller=$(awk -v lo="$lc" '$3 ~ /^TRACE_[0-9]+::/ && $3 ~ /trace_inline\.lua:/ 
 	END { print s + 0 }' "$TMPD/jon.txt")
 snap=$(awk '$1 == "snap" || $1 == "snap_call" { s += $2 } END { print s + 0 }' "$TMPD/jon.txt")
 note "by trace: $tsamples trace samples, $incaller in traces starting in caller(), $snap placed by a snapshot"
+# each row names the function its trace started in: the top one is caller's
+# loop, known by its name and its line (from the script's own source)
+grep -A1 '^top traces' "$TMPD/jon.txt" | tail -1 | grep -q "starts in function caller <$W:$lc>" ||
+	{ cat "$TMPD/jon.txt" >&2; fail "--by-trace: the top trace does not say it starts in caller (line $lc)"; }
 assert_ge "$(pct "$incaller" "$tsamples")" 80 "traces starting in caller() hold < 80% of the trace samples"
 assert_ge "$(pct "$snap" "$tsamples")" 80 "< 80% of the trace samples placed by a snapshot"
 exit 0
