@@ -10,7 +10,9 @@
 # workers has Lua samples; >= 95% of the samples with Lua code on CPU
 # unwind to the content_by_lua chunk, >= 80% end in the designed chain;
 # `ljsnap doctor WORKER` says openresty GC64, its live check passes and its
-# offsets are the compiler's for the luajit2 source.
+# offsets are the compiler's for the luajit2 source.  A third load on /re
+# (ngx.re.find: Lua calling C, into PCRE): >= 80% of its samples show
+# PCRE's exported functions below the Lua frame, named from the library.
 # Everything started is killed at exit; loads are bounded in time.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/variants/lib.sh"
@@ -18,6 +20,7 @@ need_bpf
 need_prog nginx nginx
 need_prog wrk wrk
 need_prog pgrep procps
+need_prog nm binutils
 OR=$(variant or-deb) || exit 1
 ORLIB=$OR/root/usr/lib/x86_64-linux-gnu
 for m in ndk_http_module ngx_http_lua_module; do
@@ -89,6 +92,9 @@ done
 [ "$new" = 4 ] || fail "the reload did not replace the workers ($W1 -> $W2)"
 note "after the reload: workers $W2"
 wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk2" 2>&1 || fail "wrk failed"
+# 3. Lua calling C: ngx.re.find into PCRE (/re, tests/nginx/ljsnap_work.lua)
+[ "$(http /re)" = "re 200" ] || fail "the /re handler does not answer 're 200'"
+wrk -t2 -c8 -d3s "http://127.0.0.1:$PORT/re" > "$TMPD/wrk3" 2>&1 || fail "wrk failed"
 kill -INT "$R"
 wait "$R" || { cat "$TMPD/rec.err" >&2; fail "ljsnap record failed"; }
 grep -E 'Requests/sec|requests in' "$TMPD/wrk1" "$TMPD/wrk2" | sed 's/^/# /'
@@ -99,8 +105,13 @@ ENTRY=$(awk '/content_by_lua_block/ { n++ } n == 2 { print "main content_by_lua(
 CHAIN=$ENTRY$(awk -v c="$MOD" '$1 == "FN" { printf ";%s %s:%s", $2, c, $3 }' "$TMPD/frames")
 note "expected innermost frames: $CHAIN"
 : > "$TMPD/all.folded"
+: > "$TMPD/all_re.folded"
 for w in $W1 $W2; do
 	report_of "w$w" --pid "$w"
+	# the /re handler (checked below) runs another chunk
+	grep 'handle_re ' "$FOLDED" >> "$TMPD/all_re.folded"
+	grep -v 'handle_re ' "$FOLDED" > "$FOLDED.main"
+	FOLDED=$FOLDED.main
 	st=$(unwind_stats "$FOLDED" "$ENTRY" "$CHAIN" "$MOD|content_by_lua(")
 	note "worker $w: $st"
 	assert_ge "$(echo "$st" | awk '{ print $2 }')" 10 "worker $w: too few samples with Lua code on CPU"
@@ -123,6 +134,30 @@ awk '/content_by_lua\(/ { print $NF "\t" $0 }' "$F" | sort -rn | head -3 | cut -
 assert_ge "$(pct "$loop" "$lua")" 90 "Lua handler stacks do not run through main() and ngx_process_events_and_timers"
 [ $(( 100 * unk )) -le $(( 2 * tot )) ] || fail "[unknown] frames in more than 2% of the samples ($unk of $tot)"
 assert_ge "$kern" 1 "no kernel frames in any stack"
+
+# Lua -> C: below handle_re's frame, PCRE's own frames, named by the symbols
+# the library exports (nm -D of the libpcre the Lua module links), in >= 80%
+# of its samples, and no [unknown] frame in >= 98%.
+PCRE=$(LD_LIBRARY_PATH=$ORLIB ldd "$OR/root/usr/lib/nginx/modules/ngx_http_lua_module.so" |
+	awk '/libpcre/ { print $3; exit }')
+[ -n "$PCRE" ] || fail "the Lua module links no libpcre"
+nm -D --defined-only "$PCRE" | awk '{ sub(/@.*/, "", $3); print $3 }' > "$TMPD/pcre.syms"
+RE="handle_re $MOD:$(grep -n '^function M.handle_re' "$MOD" | cut -d: -f1)"
+st=$(awk -v re="$RE" -v syms="$TMPD/pcre.syms" '
+	BEGIN { while ((getline s < syms) > 0) z[s] = 1 }
+	{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";"); at = 0
+	  for (i = 1; i <= k; i++) { sub(/_\[[ji]\]$/, "", f[i]); if (f[i] == re) at = i }
+	  if (!at) next
+	  T += n; p = 0; u = 0
+	  for (i = at + 1; i <= k; i++) { if (f[i] in z) p = 1; if (index(f[i], "[unknown") == 1) u = 1 }
+	  P += p * n; U += u * n }
+	END { print T + 0, P + 0, U + 0 }' "$TMPD/all_re.folded")
+set -- $st
+note "Lua -> C: $1 samples under $RE, $2 of them in PCRE ($(basename "$PCRE")), $3 with [unknown]"
+awk -v re="$RE" 'index($0, re) { print $NF "\t" $0 }' "$TMPD/all_re.folded" | sort -rn | head -2 | cut -f2 | cut -c1-400 | sed 's/^/#   /'
+assert_ge "$1" 50 "too few samples under handle_re"
+assert_ge "$(( 100 * $2 ))" "$(( 80 * $1 ))" "< 80% of handle_re's samples show PCRE's frames below it"
+[ $(( 100 * $3 )) -le $(( 2 * $1 )) ] || fail "[unknown] frames in more than 2% of handle_re's samples"
 
 # doctor on a worker under load
 wrk -t2 -c8 -d5s "http://127.0.0.1:$PORT/" > "$TMPD/wrk3" 2>&1 &

@@ -24,6 +24,18 @@ function M.handle()
   ngx.say("ok ", r)
 end
 
+-- /re: Lua calling C: ngx.re.find (the lua module, into PCRE), without
+-- PCRE's JIT ("o" only), over a 4 KiB subject that [a-h]+ runs through.
+local SUBJECT = string.rep("abcdefgh", 512) .. "needle42"
+function M.handle_re()
+  local n = 0
+  for _ = 1, 200 do
+    local from = ngx.re.find(SUBJECT, [[[a-h]+needle(\d+)$]], "o")
+    if from then n = n + 1 end
+  end
+  ngx.say("re ", n)
+end
+
 -- "FN name linedefined" lines, as tests/lua/build_chain.lua prints them
 function M.frames()
   local t = {}
