@@ -224,12 +224,19 @@ int lj_detect__calibrate_live(struct lj_detect *d, const struct memsrc *ms, uint
 	}
 	if (l.g_size > dpos || l.g_cur_L + r > l.g_size || l.g_vmstate + 4 > l.g_size)
 		goto out;
-	/* 4. mainthref: the first reference to the main thread in g. */
-	for (o = 0; o + r <= l.g_size; o += r) {
-		uint64_t v = r == 8 ? ljd__w64(w, o) : ljd__w32(w, o);
+	/* 4. mainthref: the detected offset if it refers to the main thread,
+	 * else the first reference to it in g.  Other fields can point at the
+	 * main thread for a while (the GC's lists and sweep position, in a busy
+	 * nginx worker: offset 64 in one run), so a scan alone may pick one. */
+	o = old->g_mainthref;
+	if (o % r || o + r > l.g_size || o == l.g_cur_L || o == l.g_tmpbuf_L ||
+	    (r == 8 ? ljd__w64(w, o) : ljd__w32(w, o)) != L0) {
+		for (o = 0; o + r <= l.g_size; o += r) {
+			uint64_t v = r == 8 ? ljd__w64(w, o) : ljd__w32(w, o);
 
-		if (v == L0 && o != l.g_cur_L && o != l.g_tmpbuf_L)
-			break;
+			if (v == L0 && o != l.g_cur_L && o != l.g_tmpbuf_L)
+				break;
+		}
 	}
 	if (o + r > l.g_size)
 		goto out;

@@ -483,6 +483,59 @@ static void check_traces(const char *what, const struct lj_layout *l, const stru
 }
 
 /* Detect a live process and confirm the layout in its memory. */
+/* A memory source that shows one more reference to a given value in g: a
+ * GC list or sweep position pointing at the main thread for a while. */
+struct patched {
+	const struct memsrc *base;
+	uint64_t addr;
+	uint8_t bytes[8];
+	size_t n;
+};
+
+static int patched__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct patched *p = ms->ctx;
+	int err = memsrc__read(p->base, addr, buf, len);
+	size_t i;
+
+	for (i = 0; !err && i < p->n; i++)
+		if (p->addr + i >= addr && p->addr + i < addr + len)
+			((uint8_t *)buf)[p->addr + i - addr] = p->bytes[i];
+	return err;
+}
+
+/* Live calibration keeps g_mainthref when another field of g refers to the
+ * main thread too (seen once in a busy nginx worker, at g+64). */
+static void check_mainthref_decoy(const char *what, const struct lj_detect *det,
+				  const struct memsrc *live, uint64_t g, uint64_t vm_lo, uint64_t vm_hi)
+{
+	const struct lj_layout *l = &det->layout;
+	struct patched pt = { .base = live };
+	struct memsrc ms = { .read = patched__read, .ctx = &pt };
+	uint64_t mainL = g - l->gg_ofs_g;
+	uint32_t r = l->ref_size, o;
+	struct lj_detect cal;
+	int err;
+
+	/* the first ref-sized slot before g_mainthref that no calibrated field uses */
+	for (o = r; o < l->g_mainthref; o += r)
+		if (o != l->g_cur_L && o != l->g_tmpbuf_L && o != l->g_jit_base &&
+		    (o + r <= l->g_vmstate || o >= l->g_vmstate + 4) &&
+		    (!l->g_strempty || o + r <= l->g_strempty || o >= l->g_strempty + l->str_size + 2))
+			break;
+	if (o >= l->g_mainthref)
+		return;
+	pt.addr = g + o;
+	pt.n = r;
+	memcpy(pt.bytes, &mainL, r);	/* little-endian: the low bytes for a 32-bit ref */
+	cal = *det;
+	cal.nnotes = cal.nwarnings = 0;
+	err = lj_detect__calibrate_live(&cal, &ms, g, vm_lo, vm_hi);
+	CHECK(err == 0 && cal.layout.g_mainthref == l->g_mainthref,
+	      "%s: with a reference to the main thread at g+%u too, g_mainthref %u (want %u), err %d",
+	      what, o, cal.layout.g_mainthref, l->g_mainthref, err);
+}
+
 static void check_live(const char *what, char *const argv[], const char *env, const char *vmfile,
 		       enum lj_family fam, int gc64, int exact, struct lj_detect_cache *cache)
 {
@@ -540,6 +593,8 @@ static void check_live(const char *what, char *const argv[], const char *env, co
 	      cal.nwarnings ? cal.warnings[0] : "");
 	CHECK(!exact || (cal.nwarnings == 0 && !memcmp(&cal.layout, l, sizeof(*l))),
 	      "%s: live calibration changed the layout (%s)", what, cal.nwarnings ? cal.warnings[0] : "");
+	if (exact)
+		check_mainthref_decoy(what, &pd.det, &ms, g, pd.vm_lo, pd.vm_hi);
 	if (!exact) {
 		/* A build no table describes: continue with the live layout. */
 		for (i = 0; i < cal.nwarnings; i++)
