@@ -151,6 +151,20 @@ static void ljd__live_set(struct lj_detect *d, uint32_t *field, uint32_t old, ui
 		lj_detect__note(d, 1, "live: %s is %u, not %u (%s)", name, val, old, how);
 }
 
+/* Does the copy w of g hold the empty string's header at o (a GCstr
+ * { nextgc 0, gct 4, len 0 } followed by stremptyz 0)? */
+static int ljd__is_strempty(const struct lj_layout *l, const uint8_t *w, size_t o)
+{
+	uint32_t r = l->ref_size;
+	uint64_t next;
+
+	if (o + l->str_size + 2 > l->g_size)
+		return 0;
+	next = r == 8 ? ljd__w64(w, o) : ljd__w32(w, o);
+	return !next && w[o + r + 1] == 4 && ljd__w32(w, o + l->str_len) == 0 &&
+	       w[o + l->str_size] == 0;
+}
+
 /* Read up to LJD_G_SCAN bytes at g (shorter if the mapping ends). */
 static size_t ljd__read_g(const struct memsrc *ms, uint64_t g, uint8_t *w)
 {
@@ -243,13 +257,12 @@ int lj_detect__calibrate_live(struct lj_detect *d, const struct memsrc *ms, uint
 	ljd__live_set(d, &l.g_mainthref, old->g_mainthref, (uint32_t)o, "g_mainthref",
 		      "the reference to the main thread");
 	/* 5. strempty: a GCstr { nextgc 0, gct 4, len 0 } followed by stremptyz 0,
-	 * then hookmask. */
-	for (o = 0; o + l.str_size + 2 <= l.g_size; o += r) {
-		uint64_t next = r == 8 ? ljd__w64(w, o) : ljd__w32(w, o);
-
-		if (!next && w[o + r + 1] == 4 && ljd__w32(w, o + l.str_len) == 0 &&
-		    w[o + l.str_size] == 0)
-			break;
+	 * then hookmask; the detected offset if it holds one, else the first. */
+	o = old->g_strempty;
+	if (o % r || !ljd__is_strempty(&l, w, o)) {
+		for (o = 0; o + l.str_size + 2 <= l.g_size; o += r)
+			if (ljd__is_strempty(&l, w, o))
+				break;
 	}
 	if (o + l.str_size + 2 <= l.g_size) {
 		ljd__live_set(d, &l.g_strempty, old->g_strempty, (uint32_t)o, "g_strempty",
