@@ -162,7 +162,6 @@ static int elf_file__check_tables(const struct elf_file *ef, const GElf_Ehdr *eh
 	return 0;
 }
 
-/* Open path and read its ELF, program and note headers. */
 /* The checks and indexes shared by both ways of opening. */
 static int elf_file__init(struct elf_file *ef)
 {
@@ -213,6 +212,7 @@ out:
 	return err;
 }
 
+/* Open path and read its ELF, program and note headers. */
 int elf_file__open(const char *path, struct elf_file **out)
 {
 	struct elf_file *ef;
