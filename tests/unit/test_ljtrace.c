@@ -29,12 +29,10 @@
 #include "unwind/ljtrace.h"
 #include "unwind/ljwalk.h"
 #include "unwind/memsrc.h"
+#include "tests/unit/synth.h"
+#include "tests/unit/check.h"
 
-static int nfail, nok;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { nok++; } else { nfail++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+int failures, checks;
 
 #define WORLD_SIZE	(512 * 1024)
 #define MCODE		UINT64_C(0x7f0000100000)
@@ -58,9 +56,8 @@ static int nfail, nok;
 struct world {
 	const struct lj_layout *lay;
 	uint32_t fr2, ref;
-	uint64_t base_addr;
+	struct synth sm;	/* over mem */
 	uint8_t mem[WORLD_SIZE];
-	size_t used;
 	uint64_t g, L, J, stack, cf, b0, b1;
 	uint64_t pt_main, pt_caller, pt_helper, fn_main, fn_caller, fn_helper;
 	uint64_t T, T5, tarr;
@@ -71,51 +68,6 @@ struct world {
 	struct memsrc ms_world, ms;
 };
 
-/* Allocate n bytes (16-aligned) in the world; its address. */
-static uint64_t w_alloc(struct world *w, size_t n)
-{
-	uint64_t a = w->base_addr + w->used;
-
-	w->used += (n + 15) & ~(size_t)15;
-	if (w->used > WORLD_SIZE)
-		abort();
-	return a;
-}
-
-/* Store a little-endian value. */
-static void w_put(struct world *w, uint64_t a, uint64_t v, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		w->mem[a - w->base_addr + i] = (uint8_t)(v >> (8 * i));
-}
-#define W8(a, v) w_put(w, (a), (v), 1)
-#define W16(a, v) w_put(w, (a), (v), 2)
-#define W32(a, v) w_put(w, (a), (v), 4)
-#define W64(a, v) w_put(w, (a), (v), 8)
-#define WREF(a, v) w_put(w, (a), (v), w->ref)
-
-/* A GC object with type gct. */
-static uint64_t w_obj(struct world *w, size_t size, uint8_t gct)
-{
-	uint64_t a = w_alloc(w, size);
-
-	W8(a + w->ref + 1, gct);
-	return a;
-}
-
-/* A GCstr. */
-static uint64_t w_str(struct world *w, const char *s)
-{
-	size_t n = strlen(s);
-	uint64_t a = w_obj(w, w->lay->str_size + n + 1, 4);
-
-	W32(a + w->lay->str_len, n);
-	memcpy(&w->mem[a + w->lay->str_size - w->base_addr], s, n + 1);
-	return a;
-}
-
 /* A prototype: bytecode, one string constant, u8 line offsets. */
 static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int firstline,
 			const char *kstr, uint64_t chunk)
@@ -123,7 +75,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 	const struct lj_layout *lay = w->lay;
 	uint32_t i;
 	size_t sz = lay->pt_size + 4 * nbc + w->ref + nbc + 8;
-	uint64_t pt = w_obj(w, sz, 7), k;
+	uint64_t pt = synth__obj(&w->sm, sz, 7), k;
 
 	W32(pt + lay->pt_sizebc, nbc);
 	W32(pt + lay->pt_sizept, sz);
@@ -134,7 +86,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 	for (i = 0; i < nbc; i++)
 		W32(pt + lay->pt_size + 4 * i, bc[i]);
 	k = pt + lay->pt_size + 4 * nbc + w->ref;
-	WREF(k - w->ref, w_str(w, kstr));
+	WREF(k - w->ref, synth__str(&w->sm, kstr));
 	WREF(pt + lay->pt_k, k);
 	for (i = 0; i + 1 < nbc; i++)	/* position i + 1 is line firstline + i + 1 */
 		W8(k + i, i + 1);
@@ -145,7 +97,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 /* A Lua function object. */
 static uint64_t w_lfunc(struct world *w, uint64_t pt)
 {
-	uint64_t fn = w_obj(w, 64, 8);
+	uint64_t fn = synth__obj(&w->sm, 64, 8);
 
 	WREF(fn + w->lay->fn_pc, pt + w->lay->pt_size);
 	return fn;
@@ -235,7 +187,7 @@ static uint64_t w_trace(struct world *w, uint32_t traceno, uint64_t mcode, uint3
 	uint64_t T, ir, snap, smap;
 
 	nmap = w_snapmap(w, map, mapofs, nent);
-	T = w_obj(w, sztr + szins + 4 * lay->snap_size + 4 * nmap, 9);
+	T = synth__obj(&w->sm, sztr + szins + 4 * lay->snap_size + 4 * nmap, 9);
 	ir = T + sztr - 8 * (uint64_t)NK;
 	snap = T + sztr + szins;
 	smap = snap + 4 * lay->snap_size;
@@ -289,10 +241,11 @@ static void world_build(struct world *w, const struct lj_layout *lay)
 	w->lay = lay;
 	w->ref = lay->ref_size;
 	w->fr2 = w->ref == 8;
-	w->base_addr = w->fr2 ? UINT64_C(0x7e0000000000) : UINT64_C(0x40000000);
+	synth__init(&w->sm, lay, w->fr2 ? UINT64_C(0x7e0000000000) : UINT64_C(0x40000000), w->mem,
+		    sizeof(w->mem));
 	hdr = 8 * (1 + w->fr2);
-	w_alloc(w, 64);
-	gg = w_alloc(w, lay->gg_ofs_g + (uint64_t)lay->g2j + lay->j_parent + 64);
+	synth__alloc(&w->sm, 64);
+	gg = synth__alloc(&w->sm, lay->gg_ofs_g + (uint64_t)lay->g2j + lay->j_parent + 64);
 	w->L = gg;
 	w->g = gg + lay->gg_ofs_g;
 	w->J = w->g + (uint64_t)lay->g2j;
@@ -301,7 +254,7 @@ static void world_build(struct world *w, const struct lj_layout *lay)
 	WREF(w->g + lay->g_mainthref, w->L);
 	WREF(w->g + lay->g_cur_L, w->L);
 	W32(w->g + lay->g_vmstate, TRACENO);
-	chunk = w_str(w, "@t.lua");
+	chunk = synth__str(&w->sm, "@t.lua");
 	w->pt_main = w_proto(w, bc_main, 4, 0, "caller", chunk);
 	w->pt_caller = w_proto(w, bc_caller, 5, 10, "helper", chunk);
 	w->pt_helper = w_proto(w, bc_helper, 4, 20, "x", chunk);
@@ -309,7 +262,7 @@ static void world_build(struct world *w, const struct lj_layout *lay)
 	w->fn_caller = w_lfunc(w, w->pt_caller);
 	w->fn_helper = w_lfunc(w, w->pt_helper);
 	/* Lua stack: bottom, main chunk (FRAME_CP), caller (called at main:2) */
-	w->stack = w_alloc(w, 8 * 64);
+	w->stack = synth__alloc(&w->sm, 8 * 64);
 	W64(w->stack, w->L);
 	w->b0 = w->stack + 8 * (1 + w->fr2) + hdr;
 	w_frame(w, w->b0 - 8, w->fn_main, hdr | 5);
@@ -321,13 +274,13 @@ static void world_build(struct world *w, const struct lj_layout *lay)
 	W64(w->L + lay->l_top, w->b1 + 8 * 8);
 	WREF(w->g + lay->g_jit_base, w->b1);
 	/* the interpreter C frame, with room below it for the trace's stack */
-	w->cf = w_alloc(w, 256 + lay->cf_size) + 256;
+	w->cf = synth__alloc(&w->sm, 256 + lay->cf_size) + 256;
 	W64(w->L + lay->l_cframe, w->cf);
 	WREF(w->cf + lay->cf_l, w->L);
 	WREF(w->cf + lay->cf_pc, w->L);
 	W32(w->cf + lay->cf_nres, 1);
 	/* J->trace[] with trace 3 and trace 5 (whose link is trace 3) */
-	w->tarr = w_alloc(w, 16 * w->ref);
+	w->tarr = synth__alloc(&w->sm, 16 * w->ref);
 	W64(w->J + lay->j_trace, w->tarr);
 	W32(w->J + lay->j_sizetrace, 16);
 	w->T = w_trace(w, TRACENO, MCODE, 0);
@@ -364,12 +317,12 @@ static void world_sample(struct world *w, uint64_t T, uint64_t ip)
 		sec->kind = (uint16_t)secs[i].kind;
 		sec->addr = secs[i].addr;
 		sec->len = sec->want = (uint32_t)secs[i].len;
-		memcpy(w->secbuf + off, &w->mem[secs[i].addr - w->base_addr], secs[i].len);
+		memcpy(w->secbuf + off, &w->mem[secs[i].addr - w->sm.base], secs[i].len);
 		sec->data = w->secbuf + off;
 		off += (secs[i].len + 7) & ~(size_t)7;
 	}
-	w->win[0].addr = w->base_addr;
-	w->win[0].len = w->used;
+	w->win[0].addr = w->sm.base;
+	w->win[0].len = w->sm.used;
 	w->win[0].data = w->mem;
 	w->ws.w = w->win;
 	w->ws.n = 1;
@@ -409,26 +362,26 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	/* snapshot #1: helper inlined above caller */
 	world_sample(w, w->T, MCODE + 150);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3, "%s: %d frames", mode, n);
+	CHECKF(n == 3, "%s: %d frames", mode, n);
 	if (n == 3) {
-		CHECK(!strcmp(ln[0], "t.lua:22: in function 'helper'"), "%s: %s", mode, ln[0]);
-		CHECK(!strcmp(ln[1], "t.lua:12: in function 'caller'"), "%s: %s", mode, ln[1]);
-		CHECK(!strcmp(ln[2], "t.lua:2: in main chunk"), "%s: %s", mode, ln[2]);
-		CHECK(st.frames[0].flags & LJW_F_INLINED && !(st.frames[0].flags & LJW_F_TRACE) &&
+		CHECKF(!strcmp(ln[0], "t.lua:22: in function 'helper'"), "%s: %s", mode, ln[0]);
+		CHECKF(!strcmp(ln[1], "t.lua:12: in function 'caller'"), "%s: %s", mode, ln[1]);
+		CHECKF(!strcmp(ln[2], "t.lua:2: in main chunk"), "%s: %s", mode, ln[2]);
+		CHECKF(st.frames[0].flags & LJW_F_INLINED && !(st.frames[0].flags & LJW_F_TRACE) &&
 		      st.frames[0].traceno == TRACENO && st.frames[0].fn == w->fn_helper,
 		      "%s: inlined frame flags %#x", mode, st.frames[0].flags);
-		CHECK(st.frames[1].flags & LJW_F_TRACE && !(st.frames[1].flags & LJW_F_INLINED) &&
+		CHECKF(st.frames[1].flags & LJW_F_TRACE && !(st.frames[1].flags & LJW_F_INLINED) &&
 		      st.frames[1].traceno == TRACENO, "%s: trace frame", mode);
-		CHECK(!strcmp(st.frames[0].what, "global"), "%s: helper is a global", mode);
+		CHECKF(!strcmp(st.frames[0].what, "global"), "%s: helper is a global", mode);
 	}
-	CHECK(st.trace.src == LJW_TS_SNAP && st.trace.snapno == 1 && st.trace.mcofs == 150 &&
+	CHECKF(st.trace.src == LJW_TS_SNAP && st.trace.snapno == 1 && st.trace.mcofs == 150 &&
 	      st.trace.ninlined == 1 && st.trace.found == LJW_TF_VMSTATE, "%s: src %s snap %d",
 	      mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
-	CHECK(st.traceno == TRACENO && st.trace.traceno == TRACENO && st.trace.root == TRACENO &&
+	CHECKF(st.traceno == TRACENO && st.trace.traceno == TRACENO && st.trace.root == TRACENO &&
 	      st.trace.startpt == w->pt_caller && st.trace.startline == 11 &&
 	      st.trace.linedefined == 10 && st.trace.chunk && !strcmp(st.trace.chunk, "t.lua"),
 	      "%s: trace info", mode);
-	CHECK(st.pc_src == LJW_SRC_SNAPSHOT && st.base_src == LJW_SRC_JIT_BASE &&
+	CHECKF(st.pc_src == LJW_SRC_SNAPSHOT && st.base_src == LJW_SRC_JIT_BASE &&
 	      st.end == LJW_END_COMPLETE && st.nunknown == 0, "%s: walk status", mode);
 
 	/* Binary search edges: 0 and 99 -> #0, 100 -> #1, 199 -> #1, 200 -> #2, 259 -> #2. */
@@ -442,7 +395,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 		for (i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
 			world_sample(w, w->T, MCODE + e[i].ofs);
 			n = world_walk(w, wk, &o, &st, ln);
-			CHECK(st.trace.snapno == e[i].snap && n >= 2 &&
+			CHECKF(st.trace.snapno == e[i].snap && n >= 2 &&
 			      st.frames[n - 2].line == e[i].line, "%s: ofs %u: snap %d line %d",
 			      mode, e[i].ofs, st.trace.snapno, n >= 2 ? st.frames[n - 2].line : -1);
 		}
@@ -450,7 +403,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	/* #3: slot 0 holds helper: the base frame was tail-called by the trace. */
 	world_sample(w, w->T, MCODE + SZMCODE - 1);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 2 && st.trace.snapno == 3 && st.frames[0].fn == w->fn_helper &&
+	CHECKF(n == 2 && st.trace.snapno == 3 && st.frames[0].fn == w->fn_helper &&
 	      st.frames[0].line == 23 && (st.frames[0].flags & LJW_F_TRACE),
 	      "%s: tail-called base frame: %d frames, %s", mode, n, n ? ln[0] : "-");
 
@@ -458,7 +411,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 1 &&
+	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 1 &&
 	      st.trace.mcofs == 150 && (st.frames[0].flags & LJW_F_INLINED),
 	      "%s: call site: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	/* The slot is read from the sample's stack copy, never from memory
@@ -467,18 +420,18 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	world_sample(w, w->T, 0x401000);
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(st.trace.src == LJW_TS_START, "%s: call slot read from memory: src %s", mode,
+	CHECKF(st.trace.src == LJW_TS_START, "%s: call slot read from memory: src %s", mode,
 	      ljw_tsrc__name(st.trace.src));
 	/* ... from the native unwinder instead */
 	W64(w->cf - 24 - SPADJUST, 0);
 	o.trace_ip = MCODE + 201;
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 2 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 2,
+	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 2,
 	      "%s: trace_ip: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	o.trace_ip = 0;
 	/* No return address into the trace: the start PC (line 11). */
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 2 && st.trace.src == LJW_TS_START && st.pc_src == LJW_SRC_TRACE_START &&
+	CHECKF(n == 2 && st.trace.src == LJW_TS_START && st.pc_src == LJW_SRC_TRACE_START &&
 	      st.frames[0].line == 11, "%s: start: src %s line %d", mode,
 	      ljw_tsrc__name(st.trace.src), n ? st.frames[0].line : -1);
 
@@ -486,14 +439,14 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	world_sample(w, w->T, MCODE + 150);
 	W64(w->T + lay.t_mcode, MCODE + 0x8000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 2 && st.trace.src == LJW_TS_STALE && st.frames[0].line == 11 &&
+	CHECKF(n == 2 && st.trace.src == LJW_TS_STALE && st.frames[0].line == 11 &&
 	      !(st.frames[0].flags & LJW_F_INLINED), "%s: stale: src %s, %d frames", mode,
 	      ljw_tsrc__name(st.trace.src), n);
 	/* ... and a scan of memory must not pick the trace that is there now */
 	W64(w->T + lay.t_mcode, MCODE + 150 - 10);
 	o.trace_scan = 16;
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(st.trace.src == LJW_TS_STALE && st.trace.found == LJW_TF_VMSTATE,
+	CHECKF(st.trace.src == LJW_TS_STALE && st.trace.found == LJW_TF_VMSTATE,
 	      "%s: stale + scan: src %s found %s", mode, ljw_tsrc__name(st.trace.src),
 	      ljw_tfound__name(st.trace.found));
 	o.trace_scan = 0;
@@ -504,7 +457,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	w->s.sec[0].data = w->secbuf;	/* G copied with vmstate 3, T5's header */
 	memcpy(w->secbuf + lay.g_vmstate, &(uint32_t){ TRACENO }, 4);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 2 && st.trace.src == LJW_TS_STALE && st.frames[0].line == -1,
+	CHECKF(n == 2 && st.trace.src == LJW_TS_STALE && st.frames[0].line == -1,
 	      "%s: reused number: src %s line %d", mode, ljw_tsrc__name(st.trace.src),
 	      n ? st.frames[0].line : 0);
 
@@ -516,11 +469,11 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 		nm.snap_mcofs = UINT32_MAX;
 		world_sample(w, w->T, MCODE + 150);
 		if (ljw__walk(wk, &nm, &w->s, &w->ms, &o, &st) == 0) {
-			CHECK(st.nframes == 2 && st.trace.src == LJW_TS_NOSNAP &&
+			CHECKF(st.nframes == 2 && st.trace.src == LJW_TS_NOSNAP &&
 			      st.frames[0].line == 11, "%s: nosnap: src %s", mode,
 			      ljw_tsrc__name(st.trace.src));
 		} else {
-			CHECK(0, "%s: nosnap walk failed", mode);
+			CHECKF(0, "%s: nosnap walk failed", mode);
 		}
 	}
 
@@ -529,7 +482,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	world_sample(w, 0, MCODE + 150);
 	w->s.regs.bx = w_bc(w, w->pt_caller, 4);	/* after JLOOP 3 */
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && st.trace.found == LJW_TF_JLOOP && st.trace.src == LJW_TS_SNAP &&
+	CHECKF(n == 3 && st.trace.found == LJW_TF_JLOOP && st.trace.src == LJW_TS_SNAP &&
 	      st.traceno == TRACENO && (st.frames[0].flags & LJW_F_INLINED),
 	      "%s: JLOOP race: found %s src %s, %d frames", mode, ljw_tfound__name(st.trace.found),
 	      ljw_tsrc__name(st.trace.src), n);
@@ -538,7 +491,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	world_sample(w, 0, MCODE + 150);
 	w->s.regs.bx = w_bc(w, w->pt_caller, 4);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(st.traceno == -1 && st.trace.src == LJW_TS_NONE, "%s: interpreter: traceno %d",
+	CHECKF(st.traceno == -1 && st.trace.src == LJW_TS_NONE, "%s: interpreter: traceno %d",
 	      mode, st.traceno);
 	WREF(w->g + lay.g_jit_base, w->b1);
 
@@ -546,7 +499,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	W32(w->g + lay.g_vmstate, 5);
 	world_sample(w, w->T5, MCODE + 150);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && st.trace.found == LJW_TF_LINK && st.traceno == TRACENO &&
+	CHECKF(n == 3 && st.trace.found == LJW_TF_LINK && st.traceno == TRACENO &&
 	      st.trace.src == LJW_TS_SNAP, "%s: link: found %s traceno %d", mode,
 	      ljw_tfound__name(st.trace.found), st.traceno);
 	/* Scan J->trace[] (e.g. arm64-style vmstate 0) for RIP. */
@@ -554,7 +507,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	world_sample(w, 0, MCODE + 150);
 	o.trace_scan = 16;
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && st.trace.found == LJW_TF_SCAN && st.traceno == TRACENO,
+	CHECKF(n == 3 && st.trace.found == LJW_TF_SCAN && st.traceno == TRACENO,
 	      "%s: scan: found %s traceno %d", mode, ljw_tfound__name(st.trace.found), st.traceno);
 	o.trace_scan = 0;
 
@@ -565,7 +518,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	W64(w->L + lay.l_base, w->b1);
 	world_sample(w, 0, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && !strcmp(ln[0], "[trace exit]") && st.frames[0].traceno == TRACENO &&
+	CHECKF(n == 3 && !strcmp(ln[0], "[trace exit]") && st.frames[0].traceno == TRACENO &&
 	      st.trace.parent == TRACENO && st.trace.exitno == 2 && st.trace.src == LJW_TS_EXIT &&
 	      st.traceno == TRACENO && st.trace.startline == 11, "%s: exit: %s traceno %d", mode,
 	      n ? ln[0] : "-", n ? st.frames[0].traceno : -1);
@@ -574,7 +527,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	W16(w->J + lay.t_traceno, 7);
 	world_sample(w, 0, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECK(n == 3 && !strcmp(ln[0], "[JIT compiler]") && st.frames[0].traceno == 7 &&
+	CHECKF(n == 3 && !strcmp(ln[0], "[JIT compiler]") && st.frames[0].traceno == 7 &&
 	      st.traceno == -1, "%s: compiler: %s traceno %d", mode, n ? ln[0] : "-",
 	      n ? st.frames[0].traceno : -1);
 	W64(w->L + lay.l_base, w->b0);
@@ -584,11 +537,11 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	if (w->fr2) {
 		uint64_t ir;
 
-		memcpy(&ir, &w->mem[w->T + lay.t_ir - w->base_addr], 8);
+		memcpy(&ir, &w->mem[w->T + lay.t_ir - w->sm.base], 8);
 		W64(ir + 8 * (uint64_t)(K_LINK + 1), w_bc(w, w->pt_caller, 2));
 		world_sample(w, w->T, MCODE + 150);
 		n = world_walk(w, wk, &o, &st, ln);
-		CHECK(n == 2 && st.trace.src == LJW_TS_BADSNAP && st.frames[0].line == 11 &&
+		CHECKF(n == 2 && st.trace.src == LJW_TS_BADSNAP && st.frames[0].line == 11 &&
 		      st.trace.ninlined == 0, "%s: bad link: src %s, %d frames", mode,
 		      ljw_tsrc__name(st.trace.src), n);
 		W64(ir + 8 * (uint64_t)(K_LINK + 1), w_bc(w, w->pt_caller, 3));
@@ -640,22 +593,22 @@ static void test_hdr(const struct lj_layout *lay, const char *mode)
 	gs.bad[gs.nbad++] = w->T + (r == 8 ? 24 : 12);	/* gclist */
 	gs.bad[gs.nbad++] = w->T + lay->t_spadjust - 2;	/* nchild */
 	gs.bad[gs.nbad++] = w->T + lay->t_root + 2;	/* nextroot */
-	CHECK(ljt_hdr__read(lay, &gs.ms, w->T, &a) == 0 && gs.touched == 0,
+	CHECKF(ljt_hdr__read(lay, &gs.ms, w->T, &a) == 0 && gs.touched == 0,
 	      "%s: header read touched a changing field", mode);
-	CHECK(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->base_addr], lay->t_size, &b) == 0 &&
+	CHECKF(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->sm.base], lay->t_size, &b) == 0 &&
 	      ljt_hdr__same(&a, &b), "%s: parse == read", mode);
-	CHECK(a.traceno == TRACENO && a.nsnap == 4 && a.mcode == MCODE && a.szmcode == SZMCODE &&
+	CHECKF(a.traceno == TRACENO && a.nsnap == 4 && a.mcode == MCODE && a.szmcode == SZMCODE &&
 	      a.startpt == w->pt_caller && a.spadjust == SPADJUST && a.nk == NK && a.nins == NINS,
 	      "%s: header fields", mode);
 	b.startpc += 4;
-	CHECK(!ljt_hdr__same(&a, &b), "%s: startpc change unnoticed", mode);
+	CHECKF(!ljt_hdr__same(&a, &b), "%s: startpc change unnoticed", mode);
 	b = a;
 	b.link = 9;
-	CHECK(!ljt_hdr__same(&a, &b), "%s: link change unnoticed", mode);
-	CHECK(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->base_addr], lay->t_root + 1, &b) ==
+	CHECKF(!ljt_hdr__same(&a, &b), "%s: link change unnoticed", mode);
+	CHECKF(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->sm.base], lay->t_root + 1, &b) ==
 	      -EINVAL, "%s: short header accepted", mode);
 	W8(w->T + r + 1, 7);
-	CHECK(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->base_addr], lay->t_size, &b) ==
+	CHECKF(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->sm.base], lay->t_size, &b) ==
 	      -EINVAL, "%s: non-trace accepted", mode);
 	W8(w->T + r + 1, 9);
 }
@@ -674,59 +627,59 @@ static void test_decode(const struct lj_layout *lay, const char *mode)
 	world_build(w, lay);
 	world_sample(w, 0, 0);
 	ljt__init(&t);
-	CHECK(ljt_hdr__read(lay, &w->ms_world, w->T, &h) == 0 &&
+	CHECKF(ljt_hdr__read(lay, &w->ms_world, w->T, &h) == 0 &&
 	      ljt__bind(&t, lay, &w->ms_world, &h) == 0, "%s: bind", mode);
-	CHECK(ljt__snap_decode(&t, 1, &sn) == 0 && sn.nframes == 1 &&
+	CHECKF(ljt__snap_decode(&t, 1, &sn) == 0 && sn.nframes == 1 &&
 	      sn.frames[0].slot == (int32_t)(2 + w->fr2) && sn.frames[0].fn == w->fn_helper &&
 	      sn.frames[0].link == w_bc(w, w->pt_caller, 3) && sn.pc == w_bc(w, w->pt_helper, 2) &&
 	      sn.topslot == (w->fr2 ? 3 : -1) && sn.root_fn == 0, "%s: decode #1", mode);
-	CHECK(ljt__snap_decode(&t, 3, &sn) == 0 && sn.nframes == 0 && sn.root_fn == w->fn_helper,
+	CHECKF(ljt__snap_decode(&t, 3, &sn) == 0 && sn.nframes == 0 && sn.root_fn == w->fn_helper,
 	      "%s: decode #3 root_fn", mode);
-	CHECK(ljt__snap_find(&t, SZMCODE, &no) == -ENOENT, "%s: ofs == szmcode", mode);
-	CHECK(ljt__snap_decode(&t, 4, &sn) == -EINVAL, "%s: snapno == nsnap", mode);
+	CHECKF(ljt__snap_find(&t, SZMCODE, &no) == -ENOENT, "%s: ofs == szmcode", mode);
+	CHECKF(ljt__snap_decode(&t, 4, &sn) == -EINVAL, "%s: snapno == nsnap", mode);
 
-	memcpy(&snap, &w->mem[w->T + lay->t_snap - w->base_addr], 8);
-	memcpy(&map, &w->mem[w->T + lay->t_snapmap - w->base_addr], 8);
+	memcpy(&snap, &w->mem[w->T + lay->t_snap - w->sm.base], 8);
+	memcpy(&map, &w->mem[w->T + lay->t_snapmap - w->sm.base], 8);
 	/* Equal offsets: the rightmost wins (lj_trace_unwind). */
 	W16(snap + 2 * lay->snap_size + lay->snap_mcofs, 100);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECK(ljt__snap_find(&t, 100, &no) == 0 && no == 2, "%s: equal mcofs -> %u", mode, no);
+	CHECKF(ljt__snap_find(&t, 100, &no) == 0 && no == 2, "%s: equal mcofs -> %u", mode, no);
 	/* Decreasing offsets, a first offset != 0: rejected. */
 	W16(snap + 2 * lay->snap_size + lay->snap_mcofs, 50);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECK(ljt__snap_find(&t, 120, &no) == -EINVAL, "%s: decreasing mcofs", mode);
+	CHECKF(ljt__snap_find(&t, 120, &no) == -EINVAL, "%s: decreasing mcofs", mode);
 	W16(snap + 2 * lay->snap_size + lay->snap_mcofs, 200);
 	W16(snap + lay->snap_mcofs, 5);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECK(ljt__snap_find(&t, 10, &no) == -EINVAL, "%s: mcofs[0] != 0", mode);
+	CHECKF(ljt__snap_find(&t, 10, &no) == -EINVAL, "%s: mcofs[0] != 0", mode);
 	W16(snap + lay->snap_mcofs, 0);
 	/* mapofs beyond the map, and a next mapofs before this one. */
 	W32(snap + 1 * lay->snap_size + lay->snap_mapofs, 1000);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECK(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: mapofs out of range", mode);
-	CHECK(ljt__snap_decode(&t, 0, &sn) == -EINVAL, "%s: next mapofs out of range", mode);
+	CHECKF(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: mapofs out of range", mode);
+	CHECKF(ljt__snap_decode(&t, 0, &sn) == -EINVAL, "%s: next mapofs out of range", mode);
 	W32(snap + 1 * lay->snap_size + lay->snap_mapofs, w->fr2 ? 2 : 1);
 	/* Entries out of slot order (or a slot twice) are rejected. */
 	if (w->fr2) {
 		uint32_t e0, e1;
 
-		memcpy(&e0, &w->mem[map + 4 * 2 - w->base_addr], 4);
-		memcpy(&e1, &w->mem[map + 4 * 3 - w->base_addr], 4);
+		memcpy(&e0, &w->mem[map + 4 * 2 - w->sm.base], 4);
+		memcpy(&e1, &w->mem[map + 4 * 3 - w->sm.base], 4);
 		W32(map + 4 * 2, e1);
 		W32(map + 4 * 3, e0);
 		ljt__bind(&t, lay, &w->ms_world, &h);
-		CHECK(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: unsorted entries", mode);
+		CHECKF(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: unsorted entries", mode);
 		W32(map + 4 * 2, e0);
 		W32(map + 4 * 3, e0);
 		ljt__bind(&t, lay, &w->ms_world, &h);
-		CHECK(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: duplicate slot", mode);
+		CHECKF(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: duplicate slot", mode);
 		W32(map + 4 * 2, e0);
 		W32(map + 4 * 3, e1);
 	} else {
 		/* non-FR2: one link word per frame entry, or nothing decodes */
 		W8(snap + 1 * lay->snap_size + lay->snap_nent, 0);
 		ljt__bind(&t, lay, &w->ms_world, &h);
-		CHECK(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: links without frames", mode);
+		CHECKF(ljt__snap_decode(&t, 1, &sn) == -EINVAL, "%s: links without frames", mode);
 		W8(snap + 1 * lay->snap_size + lay->snap_nent, 1);
 	}
 	/* A frame ref that is no KGC function: no function, walker falls back. */
@@ -735,7 +688,7 @@ static void test_decode(const struct lj_layout *lay, const char *mode)
 		uint64_t obj;
 		uint8_t irt;
 
-		CHECK(ljt__kgc(&t, NK - 1, &obj, &irt) == -EINVAL &&
+		CHECKF(ljt__kgc(&t, NK - 1, &obj, &irt) == -EINVAL &&
 		      ljt__kgc(&t, REF_BIAS, &obj, &irt) == -EINVAL &&
 		      (w->fr2 ? ljt__kgc(&t, REF_BIAS - 1, &obj, &irt) != 0 : 1),
 		      "%s: constant refs out of range accepted", mode);
@@ -748,14 +701,14 @@ static void test_decode(const struct lj_layout *lay, const char *mode)
 		uint32_t k = (uint32_t)rand() % 70000;
 
 		err = ljt__snap_find(&t, (uint64_t)rand() % (SZMCODE + 10), &no);
-		CHECK(err == 0 || err == -EINVAL || err == -EFAULT || err == -ENOENT,
+		CHECKF(err == 0 || err == -EINVAL || err == -EFAULT || err == -ENOENT,
 		      "%s: find returned %d", mode, err);
 		if (err == 0)
-			CHECK(no < 65535, "%s: snapno %u out of range", mode, no);
+			CHECKF(no < 65535, "%s: snapno %u out of range", mode, no);
 		err = ljt__snap_decode(&t, k, &sn);
-		CHECK(err == 0 || err == -EINVAL || err == -EFAULT, "%s: decode returned %d", mode, err);
+		CHECKF(err == 0 || err == -EINVAL || err == -EFAULT, "%s: decode returned %d", mode, err);
 		if (err == 0)
-			CHECK(sn.nframes <= LJT_MAX_FRAMES, "%s: %u frames", mode, sn.nframes);
+			CHECKF(sn.nframes <= LJT_MAX_FRAMES, "%s: %u frames", mode, sn.nframes);
 	}
 	ljt__exit(&t);
 }
@@ -791,7 +744,7 @@ static void test_links(const struct lj_layout *lay, const char *mode)
 		map[n++] = SNAP(10, 0x10000, kld);
 		map[n++] = (uint32_t)(pc << 8 | 9);
 		map[n++] = (uint32_t)(pc >> 24);
-		T = w_obj(w, sztr + szins + lay->snap_size + 4 * n, 9);
+		T = synth__obj(&w->sm, sztr + szins + lay->snap_size + 4 * n, 9);
 		ir = T + sztr - 8 * (uint64_t)nk;
 		w_kgc(w, ir, kfa, fa);
 		w_kgc(w, ir, kfb, fb);
@@ -815,7 +768,7 @@ static void test_links(const struct lj_layout *lay, const char *mode)
 		map[n++] = (uint32_t)lb;
 		map[n++] = (uint32_t)cpc;
 		map[n++] = (uint32_t)la;
-		T = w_obj(w, sztr + szins + lay->snap_size + 4 * n, 9);
+		T = synth__obj(&w->sm, sztr + szins + lay->snap_size + 4 * n, 9);
 		ir = T + sztr - 8 * (uint64_t)nk;
 		w_kgc(w, ir, nk, fa);
 		w_ir(w, ir, nk + 1, 0x1234, 0, 25 /* KPTR */);
@@ -838,23 +791,23 @@ static void test_links(const struct lj_layout *lay, const char *mode)
 		W32(smap + 4 * i, map[i]);
 	world_sample(w, 0, 0);
 	ljt__init(&t);
-	CHECK(ljt_hdr__read(lay, &w->ms_world, T, &h) == 0 && ljt__bind(&t, lay, &w->ms_world, &h) == 0 &&
+	CHECKF(ljt_hdr__read(lay, &w->ms_world, T, &h) == 0 && ljt__bind(&t, lay, &w->ms_world, &h) == 0 &&
 	      ljt__snap_decode(&t, 0, &sn) == 0, "%s: links: decode", mode);
-	CHECK(sn.nframes == 3 && sn.pc == pc && ljt_snap__contpc(&sn, 5) == cpc,
+	CHECKF(sn.nframes == 3 && sn.pc == pc && ljt_snap__contpc(&sn, 5) == cpc,
 	      "%s: links: %u frames, pc %#llx, contpc %#llx", mode, sn.nframes,
 	      (unsigned long long)sn.pc, (unsigned long long)ljt_snap__contpc(&sn, 5));
 	if (sn.nframes == 3) {
-		CHECK(sn.frames[0].slot == 2 && sn.frames[0].fn == fa && sn.frames[0].link == la,
+		CHECKF(sn.frames[0].slot == 2 && sn.frames[0].fn == fa && sn.frames[0].link == la,
 		      "%s: frame A slot %d link %#llx", mode, sn.frames[0].slot,
 		      (unsigned long long)sn.frames[0].link);
-		CHECK(sn.frames[1].slot == 6 && sn.frames[1].fn == fb && sn.frames[1].link == lb,
+		CHECKF(sn.frames[1].slot == 6 && sn.frames[1].fn == fb && sn.frames[1].link == lb,
 		      "%s: frame B slot %d link %#llx", mode, sn.frames[1].slot,
 		      (unsigned long long)sn.frames[1].link);
-		CHECK(sn.frames[2].slot == 9 && sn.frames[2].fn == fd && sn.frames[2].link == ld,
+		CHECKF(sn.frames[2].slot == 9 && sn.frames[2].fn == fd && sn.frames[2].link == ld,
 		      "%s: frame D slot %d link %#llx", mode, sn.frames[2].slot,
 		      (unsigned long long)sn.frames[2].link);
 	}
-	CHECK(sn.topslot == (w->fr2 ? 9 : -1), "%s: topslot %d", mode, sn.topslot);
+	CHECKF(sn.topslot == (w->fr2 ? 9 : -1), "%s: topslot %d", mode, sn.topslot);
 	ljt__exit(&t);
 }
 
@@ -886,16 +839,16 @@ static void test_large(const struct lj_layout *lay, const char *mode)
 	h.snap = win.addr;
 	h.szmcode = 65535;
 	ljt__init(&t);
-	CHECK(ljt__bind(&t, lay, &ms, &h) == 0, "%s: bind large", mode);
+	CHECKF(ljt__bind(&t, lay, &ms, &h) == 0, "%s: bind large", mode);
 	for (i = 0; i + 1 < n && ok; i += 97) {
 		uint32_t m = i + i / 2, next = (i + 1) + (i + 1) / 2;
 
 		ok = ljt__snap_find(&t, m, &no) == 0 && no == i &&
 		     ljt__snap_find(&t, next - 1, &no) == 0 && no == i;
 	}
-	CHECK(ljt__snap_find(&t, 59998 + 5, &no) == 0 && no == n - 1, "%s: last snapshot", mode);
-	CHECK(ok, "%s: piecewise search wrong at snapshot %u (got %u)", mode, i, no);
-	CHECK(t.snap.state == 2, "%s: large array was read whole", mode);
+	CHECKF(ljt__snap_find(&t, 59998 + 5, &no) == 0 && no == n - 1, "%s: last snapshot", mode);
+	CHECKF(ok, "%s: piecewise search wrong at snapshot %u (got %u)", mode, i, no);
+	CHECKF(t.snap.state == 2, "%s: large array was read whole", mode);
 	ljt__exit(&t);
 }
 
@@ -912,18 +865,18 @@ static void test_fuzz(const struct lj_layout *lay, const char *mode)
 
 	for (i = 0; i < 400; i++) {
 		world_build(w, lay);
-		sz = w->used - (w->T - w->base_addr);
+		sz = w->sm.used - (w->T - w->sm.base);
 		/* scramble part of the trace allocation (header kept plausible half the time) */
 		for (j = (i & 1) ? lay->t_size : 0; j < sz; j++)
 			if (rand() % 4 == 0)
-				w->mem[w->T - w->base_addr + j] = (uint8_t)rand();
+				w->mem[w->T - w->sm.base + j] = (uint8_t)rand();
 		world_sample(w, w->T, MCODE + (uint64_t)(rand() % (SZMCODE + 50)));
 		if (i % 3 == 0)
 			W64(w->cf - 24 - SPADJUST, MCODE + (uint64_t)(rand() % 400));
 		if (world_walk(w, wk, &o, &st, ln) < 0 || st.nframes > 600)
 			bad++;
 	}
-	CHECK(bad == 0, "%s: %d fuzzed walks failed", mode, bad);
+	CHECKF(bad == 0, "%s: %d fuzzed walks failed", mode, bad);
 	ljw__delete(wk);
 }
 
@@ -948,6 +901,6 @@ int main(void)
 	test_large(gc64, "gc64");
 	test_fuzz(gc64, "gc64");
 	test_fuzz(gc32, "gc32");
-	printf("test_ljtrace: %d checks passed, %d failed\n", nok, nfail);
-	return nfail ? 1 : 0;
+	printf("test_ljtrace: %d checks passed, %d failed\n", checks - failures, failures);
+	return failures ? 1 : 0;
 }

@@ -22,12 +22,10 @@
 #include "unwind/ljlayout.h"
 #include "unwind/ljwalk.h"
 #include "unwind/memsrc.h"
+#include "tests/unit/synth.h"
+#include "tests/unit/check.h"
 
-static int nfail, nok;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { nok++; } else { nfail++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+int failures, checks;
 
 /* -- Synthetic world --------------------------------------------------------- */
 
@@ -35,9 +33,8 @@ static int nfail, nok;
 
 struct world {
 	const struct lj_layout *lay;
-	uint64_t base_addr;		/* address of mem[0] */
+	struct synth sm;		/* over mem */
 	uint8_t mem[WORLD_SIZE];
-	size_t used;
 	uint64_t g, L, stack, stacksize, cf, top_base;
 	uint64_t f_main, f_foo, f_cap;	/* frame slot addresses (BASE - 8) */
 	uint64_t fn_main, fn_foo, fn_cap, pt_main, pt_foo;
@@ -46,51 +43,6 @@ struct world {
 	struct memsrc_windows ws;
 	struct memsrc ms_world, ms;
 };
-
-/* Allocate n bytes (8-aligned) in the world; its target address. */
-static uint64_t w_alloc(struct world *w, size_t n)
-{
-	uint64_t a = w->base_addr + w->used;
-
-	w->used += (n + 15) & ~(size_t)15;
-	if (w->used > WORLD_SIZE)
-		abort();
-	return a;
-}
-
-/* Store little-endian values at a target address. */
-static void w_put(struct world *w, uint64_t a, uint64_t v, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		w->mem[a - w->base_addr + i] = (uint8_t)(v >> (8 * i));
-}
-#define W8(a, v) w_put(w, (a), (v), 1)
-#define W16(a, v) w_put(w, (a), (v), 2)
-#define W32(a, v) w_put(w, (a), (v), 4)
-#define W64(a, v) w_put(w, (a), (v), 8)
-#define WREF(a, v) w_put(w, (a), (v), w->lay->ref_size)
-
-/* A GC object header with type gct. */
-static uint64_t w_obj(struct world *w, size_t size, uint8_t gct)
-{
-	uint64_t a = w_alloc(w, size);
-
-	W8(a + w->lay->ref_size + 1, gct);
-	return a;
-}
-
-/* A GCstr. */
-static uint64_t w_str(struct world *w, const char *s)
-{
-	size_t n = strlen(s);
-	uint64_t a = w_obj(w, w->lay->str_size + n + 1, 4);
-
-	W32(a + w->lay->str_len, n);
-	memcpy(&w->mem[a + w->lay->str_size - w->base_addr], s, n + 1);
-	return a;
-}
 
 /* A stack slot holding a function (FR2: tagged TValue; else the GCRef). */
 static void w_slotfn(struct world *w, uint64_t slot, uint64_t fn, uint32_t itype)
@@ -121,7 +73,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 	const struct lj_layout *lay = w->lay;
 	uint32_t r = lay->ref_size, i;
 	size_t sz = lay->pt_size + 4 * nbc + r + (nbc - 1) + nvar + 8;
-	uint64_t pt = w_obj(w, sz, 7), p, k, li, vi;
+	uint64_t pt = synth__obj(&w->sm, sz, 7), p, k, li, vi;
 
 	W8(pt + lay->pt_numparams, 0);
 	W8(pt + lay->pt_framesize, 4);
@@ -137,7 +89,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 	for (i = 0; i < nbc; i++)
 		W32(p + 4 * i, bc[i]);
 	k = p + 4 * nbc + r;	/* kgc[-1] sits right before k */
-	WREF(k - r, w_str(w, kstr));
+	WREF(k - r, synth__str(&w->sm, kstr));
 	WREF(pt + lay->pt_k, k);
 	li = k;
 	for (i = 0; i + 1 < nbc; i++)
@@ -145,7 +97,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 	WREF(pt + lay->pt_lineinfo, li);
 	vi = li + nbc - 1;
 	if (nvar) {
-		memcpy(&w->mem[vi - w->base_addr], varinfo, nvar);
+		memcpy(&w->mem[vi - w->sm.base], varinfo, nvar);
 		WREF(pt + lay->pt_varinfo, vi);
 	}
 	return pt;
@@ -154,7 +106,7 @@ static uint64_t w_proto(struct world *w, const uint32_t *bc, uint32_t nbc, int f
 /* A Lua function object for a prototype. */
 static uint64_t w_lfunc(struct world *w, uint64_t pt)
 {
-	uint64_t fn = w_obj(w, 64, 8);
+	uint64_t fn = synth__obj(&w->sm, 64, 8);
 
 	W8(fn + w->lay->fn_ffid, 0);
 	WREF(fn + w->lay->fn_pc, pt + w->lay->pt_size);
@@ -178,10 +130,10 @@ static void world_build(struct world *w, const struct lj_layout *lay, uint64_t b
 
 	memset(w, 0, sizeof(*w));
 	w->lay = lay;
-	w->base_addr = base_addr;
-	w_alloc(w, 64);	/* keep address base_addr unused */
+	synth__init(&w->sm, lay, base_addr, w->mem, sizeof(w->mem));
+	synth__alloc(&w->sm, 64);	/* keep address base_addr unused */
 	/* GG_State: main thread, then g */
-	gg = w_alloc(w, lay->gg_ofs_g + lay->g_size + 64);
+	gg = synth__alloc(&w->sm, lay->gg_ofs_g + lay->g_size + 64);
 	w->L = gg;
 	w->g = gg + lay->gg_ofs_g;
 	W8(w->L + lay->ref_size + 1, 6);
@@ -189,18 +141,18 @@ static void world_build(struct world *w, const struct lj_layout *lay, uint64_t b
 	WREF(w->g + lay->g_mainthref, w->L);
 	WREF(w->g + lay->g_cur_L, w->L);
 	W32(w->g + lay->g_vmstate, (uint32_t)lay->vmst.c);
-	chunk = w_str(w, "@t.lua");
+	chunk = synth__str(&w->sm, "@t.lua");
 	w->pt_main = w_proto(w, bc_main, 4, 0, 3, lines_main, "foo", NULL, 0, chunk, 1);
 	w->pt_foo = w_proto(w, bc_foo, 4, 5, 3, lines_foo, "capture", vinfo, sizeof(vinfo),
 			    chunk, 0);
 	w->fn_main = w_lfunc(w, w->pt_main);
 	w->fn_foo = w_lfunc(w, w->pt_foo);
-	w->fn_cap = w_obj(w, 64, 8);
+	w->fn_cap = synth__obj(&w->sm, 64, 8);
 	W8(w->fn_cap + lay->fn_ffid, 1);
 	W64(w->fn_cap + lay->fn_f, 0x401234);
 	/* the Lua stack */
 	w->stacksize = 64;
-	w->stack = w_alloc(w, 8 * w->stacksize);
+	w->stack = synth__alloc(&w->sm, 8 * w->stacksize);
 	w_slotfn(w, w->stack, w->L, 0xfffffff9u);
 	if (fr2)
 		W64(w->stack + 8, ~(uint64_t)0);
@@ -219,7 +171,7 @@ static void world_build(struct world *w, const struct lj_layout *lay, uint64_t b
 	W64(w->L + lay->l_base, b2);
 	W64(w->L + lay->l_top, b2 + 8);
 	/* one interpreter C frame (lua_pcall from the host) */
-	w->cf = w_alloc(w, lay->cf_size);
+	w->cf = synth__alloc(&w->sm, lay->cf_size);
 	W64(w->L + lay->l_cframe, w->cf);
 	WREF(w->cf + lay->cf_l, w->L);
 	WREF(w->cf + lay->cf_pc, w->L);
@@ -249,12 +201,12 @@ static void world_sample(struct world *w, uint8_t *copy, int with_world)
 		sec->kind = (uint16_t)secs[i].kind;
 		sec->addr = secs[i].addr;
 		sec->len = sec->want = (uint32_t)secs[i].len;
-		memcpy(copy + off, &w->mem[secs[i].addr - w->base_addr], secs[i].len);
+		memcpy(copy + off, &w->mem[secs[i].addr - w->sm.base], secs[i].len);
 		sec->data = copy + off;
 		off += (secs[i].len + 7) & ~(size_t)7;
 	}
-	w->win[0].addr = w->base_addr;
-	w->win[0].len = w->used;
+	w->win[0].addr = w->sm.base;
+	w->win[0].len = w->sm.used;
 	w->win[0].data = w->mem;
 	w->ws.w = w->win;
 	w->ws.n = 1;
@@ -293,29 +245,29 @@ static void test_world(const struct lj_layout *lay, uint64_t base_addr, const ch
 	world_build(w, lay, base_addr);
 	world_sample(w, secbuf, 1);
 	n = world_walk(w, wk, &st, NULL, lines, 8);
-	CHECK(n == 3, "%s: %d frames, expected 3", mode, n);
+	CHECKF(n == 3, "%s: %d frames, expected 3", mode, n);
 	if (n == 3) {
-		CHECK(!strcmp(lines[0], "[C]: in function 'cb'"), "%s: %s", mode, lines[0]);
-		CHECK(!strcmp(lines[1], "t.lua:7: in function 'foo'"), "%s: %s", mode, lines[1]);
-		CHECK(!strcmp(lines[2], "t.lua:2: in main chunk"), "%s: %s", mode, lines[2]);
-		CHECK(!strcmp(st.frames[0].what, "local") && !strcmp(st.frames[1].what, "global"),
+		CHECKF(!strcmp(lines[0], "[C]: in function 'cb'"), "%s: %s", mode, lines[0]);
+		CHECKF(!strcmp(lines[1], "t.lua:7: in function 'foo'"), "%s: %s", mode, lines[1]);
+		CHECKF(!strcmp(lines[2], "t.lua:2: in main chunk"), "%s: %s", mode, lines[2]);
+		CHECKF(!strcmp(st.frames[0].what, "local") && !strcmp(st.frames[1].what, "global"),
 		      "%s: namewhat %s/%s", mode, st.frames[0].what, st.frames[1].what);
-		CHECK(st.frames[1].pos == 2 && st.frames[1].linedefined == 5 &&
+		CHECKF(st.frames[1].pos == 2 && st.frames[1].linedefined == 5 &&
 		      !strcmp(st.frames[1].chunk, "t.lua"), "%s: foo fields", mode);
-		CHECK(st.frames[2].flags & LJW_F_MAIN && st.frames[2].flags & LJW_F_CCALL,
+		CHECKF(st.frames[2].flags & LJW_F_MAIN && st.frames[2].flags & LJW_F_CCALL,
 		      "%s: main flags %#x", mode, st.frames[2].flags);
-		CHECK(st.frames[0].cfunc == 0x401234 && st.frames[0].kind == LJW_FRAME_C,
+		CHECKF(st.frames[0].cfunc == 0x401234 && st.frames[0].kind == LJW_FRAME_C,
 		      "%s: C frame", mode);
 	}
-	CHECK(st.end == LJW_END_COMPLETE && st.complete && !st.truncated && st.nunknown == 0,
+	CHECKF(st.end == LJW_END_COMPLETE && st.complete && !st.truncated && st.nunknown == 0,
 	      "%s: end %s unknown %u", mode, ljw_end__name(st.end), st.nunknown);
-	CHECK(st.base_src == LJW_SRC_L_BASE && st.base == w->top_base, "%s: base", mode);
+	CHECKF(st.base_src == LJW_SRC_L_BASE && st.base == w->top_base, "%s: base", mode);
 
 	/* No cframe: the thread is not inside Lua. */
 	W64(w->L + lay->l_cframe, 0);
 	world_sample(w, secbuf, 1);
 	n = world_walk(w, wk, &st, NULL, lines, 8);
-	CHECK(n == 0 && st.end == LJW_END_NOT_IN_LUA, "%s: not in Lua: %d %s", mode, n,
+	CHECKF(n == 0 && st.end == LJW_END_NOT_IN_LUA, "%s: not in Lua: %d %s", mode, n,
 	      ljw_end__name(st.end));
 	W64(w->L + lay->l_cframe, w->cf);
 
@@ -323,7 +275,7 @@ static void test_world(const struct lj_layout *lay, uint64_t base_addr, const ch
 	W32(w->g + lay->g_vmstate, (uint32_t)lay->vmst.gc);
 	world_sample(w, secbuf, 1);
 	n = world_walk(w, wk, &st, NULL, lines, 8);
-	CHECK(n == 4 && !strcmp(lines[0], "[GC]") && st.end == LJW_END_COMPLETE,
+	CHECKF(n == 4 && !strcmp(lines[0], "[GC]") && st.end == LJW_END_COMPLETE,
 	      "%s: GC state: %d frames, %s", mode, n, n ? lines[0] : "-");
 	W32(w->g + lay->g_vmstate, (uint32_t)lay->vmst.c);
 	ljw__delete(wk);
@@ -337,14 +289,14 @@ static void walk_bounded(struct world *w, struct ljw *wk, const struct ljw_opts 
 	int r = ljw__walk(wk, w->lay, &w->s, &w->ms, o, &st);
 	size_t i, unk = 0;
 
-	CHECK(r == 0, "%s: walk returned %d", what, r);
-	CHECK(st.end != LJW_END_NONE, "%s: no end reason", what);
-	CHECK(st.nframes <= 8 * w->stacksize + 16, "%s: %zu frames", what, st.nframes);
+	CHECKF(r == 0, "%s: walk returned %d", what, r);
+	CHECKF(st.end != LJW_END_NONE, "%s: no end reason", what);
+	CHECKF(st.nframes <= 8 * w->stacksize + 16, "%s: %zu frames", what, st.nframes);
 	for (i = 0; i < st.nframes; i++)
 		unk += st.frames[i].kind == LJW_FRAME_UNKNOWN;
-	CHECK(unk == st.nunknown, "%s: %zu unknown frames, %u counted", what, unk, st.nunknown);
+	CHECKF(unk == st.nunknown, "%s: %zu unknown frames, %u counted", what, unk, st.nunknown);
 	if (expect != LJW_R_NONE)
-		CHECK(st.unknown[expect] >= 1 &&
+		CHECKF(st.unknown[expect] >= 1 &&
 		      (st.end == LJW_END_ERROR || expect == LJW_R_BAD_FUNC),
 		      "%s: expected [unknown: %s], got end %s with %u unknown (last %s)", what,
 		      ljw_reason__name(expect), ljw_end__name(st.end), st.nunknown,
@@ -402,7 +354,7 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 
 		/* the link is still good: the walk goes on below the bad frame */
 		ljw__walk(wk, lay, &w->s, &w->ms, NULL, &st);
-		CHECK(st.end == LJW_END_COMPLETE && st.nframes == 3 && st.nunknown == 1 &&
+		CHECKF(st.end == LJW_END_COMPLETE && st.nframes == 3 && st.nunknown == 1 &&
 		      st.frames[1].kind == LJW_FRAME_UNKNOWN && st.frames[0].name == NULL,
 		      "%s: bad func: end %s, %zu frames", mode, ljw_end__name(st.end), st.nframes);
 	}
@@ -417,8 +369,8 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 	W32(w->cf + lay->cf_nres, 1);
 	/* a coroutine (cur_L != main thread) sharing the main thread's stack:
 	 * resumed by the main thread, then resumed by itself (a cycle) */
-	save = w_obj(w, lay->l_size, 6);
-	memcpy(&w->mem[save - w->base_addr], &w->mem[w->L - w->base_addr], lay->l_size);
+	save = synth__obj(&w->sm, lay->l_size, 6);
+	memcpy(&w->mem[save - w->sm.base], &w->mem[w->L - w->sm.base], lay->l_size);
 	WREF(w->g + lay->g_cur_L, save);
 	{
 		uint64_t res[2] = { w->L, save };
@@ -428,18 +380,18 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 		for (k = 0; k < 2; k++) {
 			world_sample(w, secbuf, 1);
 			w->s.sec[1].addr = save;
-			w->s.sec[1].data = &w->mem[save - w->base_addr];
+			w->s.sec[1].data = &w->mem[save - w->sm.base];
 			w->s.sec[w->s.nsec].kind = LJS_SEC_RES_L;
 			w->s.sec[w->s.nsec].aux = 1;
 			w->s.sec[w->s.nsec].addr = res[k];
 			w->s.sec[w->s.nsec].len = lay->l_size;
-			w->s.sec[w->s.nsec].data = &w->mem[res[k] - w->base_addr];
+			w->s.sec[w->s.nsec].data = &w->mem[res[k] - w->sm.base];
 			w->s.nsec++;
 			CASE(k ? "resumer cycle" : "resumed by the main thread");
 			walk_bounded(w, wk, NULL, name, k ? LJW_R_BAD_RESUMER : LJW_R_NONE);
 			ljw__walk(wk, lay, &w->s, &w->ms, NULL, &st);
 			if (!k)
-				CHECK(st.end == LJW_END_COMPLETE && st.nthreads == 2 && st.nframes == 6 &&
+				CHECKF(st.end == LJW_END_COMPLETE && st.nthreads == 2 && st.nframes == 6 &&
 				      (st.frames[3].flags & LJW_F_COROUTINE_BOUNDARY),
 				      "%s: coroutine walk: end %s, %u threads, %zu frames", mode,
 				      ljw_end__name(st.end), st.nthreads, st.nframes);
@@ -447,9 +399,9 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 		/* no resumer section at all: the walk ends at the coroutine's bottom */
 		world_sample(w, secbuf, 1);
 		w->s.sec[1].addr = save;
-		w->s.sec[1].data = &w->mem[save - w->base_addr];
+		w->s.sec[1].data = &w->mem[save - w->sm.base];
 		ljw__walk(wk, lay, &w->s, &w->ms, NULL, &st);
-		CHECK(st.end == LJW_END_COROUTINE && st.nframes == 3 && st.nunknown == 0,
+		CHECKF(st.end == LJW_END_COROUTINE && st.nframes == 3 && st.nunknown == 0,
 		      "%s: coroutine without resumer: end %s", mode, ljw_end__name(st.end));
 	}
 	WREF(w->g + lay->g_cur_L, w->L);
@@ -457,12 +409,12 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 	world_sample(w, secbuf, 0);
 	w->s.sec[2].addr = w->f_cap - 8;
 	w->s.sec[2].len = hdr + 8;
-	w->s.sec[2].data = &w->mem[w->s.sec[2].addr - w->base_addr];
+	w->s.sec[2].data = &w->mem[w->s.sec[2].addr - w->sm.base];
 	{
 		uint64_t send = w->stack + 8 * w->stacksize;
 		struct memsrc_window pw[2] = {	/* everything but the Lua stack */
-			{ w->base_addr, w->stack - w->base_addr, w->mem },
-			{ send, w->base_addr + w->used - send, &w->mem[send - w->base_addr] },
+			{ w->sm.base, w->stack - w->sm.base, w->mem },
+			{ send, w->sm.base + w->sm.used - send, &w->mem[send - w->sm.base] },
 		};
 		struct memsrc_windows pws = { pw, 2 };
 		struct memsrc pms;
@@ -473,7 +425,7 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 		CASE("truncated stack");
 		walk_bounded(w, wk, NULL, name, LJW_R_STACK_CUT);
 		ljw__walk(wk, lay, &w->s, &w->ms, NULL, &st);
-		CHECK(st.truncated && st.nframes == 2 && st.frames[0].kind == LJW_FRAME_C,
+		CHECKF(st.truncated && st.nframes == 2 && st.frames[0].kind == LJW_FRAME_C,
 		      "%s: truncated: %zu frames", mode, st.nframes);
 	}
 	/* absurd stack size */
@@ -484,7 +436,7 @@ static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, 
 	W32(w->L + lay->l_stacksize, (uint32_t)w->stacksize);
 	/* g pointing at garbage */
 	world_sample(w, secbuf, 1);
-	w->s.g = w->base_addr + 8;
+	w->s.g = w->sm.base + 8;
 	CASE("garbage g");
 	walk_bounded(w, wk, NULL, name, LJW_R_BAD_G);
 	w->s.g = 1;
@@ -528,7 +480,7 @@ static void test_random(const struct lj_layout *lay, uint64_t base_addr, const c
 	struct ljw *wk = ljw__new();
 	struct ljw_opts o = { 0 };
 	uint64_t seed = 0x9e3779b97f4a7c15ull ^ base_addr;
-	unsigned it, i, before = (unsigned)nfail;
+	unsigned it, i, before = (unsigned)failures;
 	char name[64];
 
 	world_build(&pristine, lay, base_addr);
@@ -556,7 +508,7 @@ static void test_random(const struct lj_layout *lay, uint64_t base_addr, const c
 			break;
 		default: /* a few flipped bytes anywhere in the world (protos too) */
 			for (k = 0; k < 1 + rnd(&seed) % 32; k++)
-				w.mem[rnd(&seed) % w.used] ^= (uint8_t)rnd(&seed);
+				w.mem[rnd(&seed) % w.sm.used] ^= (uint8_t)rnd(&seed);
 			world_sample(&w, secbuf, 1);
 			break;
 		}
@@ -569,7 +521,7 @@ static void test_random(const struct lj_layout *lay, uint64_t base_addr, const c
 		o.vm_hi = 0x2000;
 		snprintf(name, sizeof(name), "%s: random #%u", mode, it);
 		walk_bounded(&w, wk, &o, name, LJW_R_NONE);
-		if ((unsigned)nfail > before + 10)
+		if ((unsigned)failures > before + 10)
 			break;
 	}
 	ljw__delete(wk);
@@ -594,14 +546,14 @@ static void test_memsrc(void)
 	}
 	memsrc__init_windows(&ms2, &ws2, NULL);
 	memsrc__init_windows(&ms, &ws, &ms2);
-	CHECK(memsrc__read(&ms, 1010, out, 12) == 0 && out[0] == 10 && out[11] == 21,
+	CHECKF(memsrc__read(&ms, 1010, out, 12) == 0 && out[0] == 10 && out[11] == 21,
 	      "read across two adjacent windows");
-	CHECK(memsrc__read(&ms, 1020, out, 16) != 0, "read past the last window fails");
-	CHECK(memsrc__read(&ms, 2004, out, 4) == 0 && out[0] == 20, "chain fallback");
-	CHECK(memsrc__read(&ms, UINT64_MAX - 2, out, 8) != 0, "wrapping address fails");
-	CHECK(memsrc__u64(&ms, 1000, &v) == 0 && v == 0x0706050403020100ull, "u64 LE");
-	CHECK(memsrc__u32(&ms, 1014, &v32) == 0 && v32 == 0x11100f0eu, "u32 across windows");
-	CHECK(memsrc__read(&ms, 5, out, 0) == 0, "zero-length read");
+	CHECKF(memsrc__read(&ms, 1020, out, 16) != 0, "read past the last window fails");
+	CHECKF(memsrc__read(&ms, 2004, out, 4) == 0 && out[0] == 20, "chain fallback");
+	CHECKF(memsrc__read(&ms, UINT64_MAX - 2, out, 8) != 0, "wrapping address fails");
+	CHECKF(memsrc__u64(&ms, 1000, &v) == 0 && v == 0x0706050403020100ull, "u64 LE");
+	CHECKF(memsrc__u32(&ms, 1014, &v32) == 0 && v32 == 0x11100f0eu, "u32 across windows");
+	CHECKF(memsrc__read(&ms, 5, out, 0) == 0, "zero-length read");
 }
 
 /* Run every test. */
@@ -623,7 +575,7 @@ int main(void)
 	test_hostile_cases(gc32, 0x40100000ull, "gc32");
 	test_random(gc64, 0x7f1200000000ull, "gc64", iters);
 	test_random(gc32, 0x40100000ull, "gc32", iters);
-	printf("test_ljwalk: %d checks passed, %d failed\n", nok, nfail);
-	printf("%d passed, %d failed\n", nfail ? 0 : 1, nfail ? 1 : 0);
-	return nfail ? 1 : 0;
+	printf("test_ljwalk: %d checks passed, %d failed\n", checks - failures, failures);
+	printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+	return failures ? 1 : 0;
 }
