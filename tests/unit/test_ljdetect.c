@@ -40,19 +40,12 @@
 #include "daemon/ljdetect.h"
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
+#include "tests/unit/check.h"
 
-static int failures, skipped, ci;
+int failures, checks;
+static int skipped, ci;
 static char tmpdir[PATH_MAX];
 static char selfdir[PATH_MAX];
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
 
 #define LJSO "/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2"
 
@@ -62,7 +55,7 @@ static int need(const char *path, const char *pkg)
 	if (access(path, R_OK) == 0)
 		return 1;
 	if (ci) {
-		CHECK(0, "%s missing on CI: install the Debian package '%s'", path, pkg);
+		CHECKF(0, "%s missing on CI: install the Debian package '%s'", path, pkg);
 	} else {
 		fprintf(stderr, "SKIP: %s missing (Debian package '%s')\n", path, pkg);
 		skipped = 1;
@@ -125,34 +118,34 @@ static void expect_luajit(const char *path, enum lj_family fam, int gc64, int32_
 	int err = lj_detect__elf(path, d);
 
 	dump(path, d);
-	CHECK(err == 0, "%s: lj_detect__elf %d", path, err);
-	CHECK(d->is_luajit, "%s: not detected", path);
-	CHECK(d->gc64 == gc64, "%s: gc64 %d", path, d->gc64);
-	CHECK(d->family == fam, "%s: family %s", path, lj_layout__family_name(d->family));
-	CHECK(d->layout_ok, "%s: no layout", path);
-	CHECK(d->layout.disp2g == disp2g, "%s: disp2g %d, want %d", path, d->layout.disp2g, disp2g);
-	CHECK(d->layout.gg_ofs_g == gg_ofs_g, "%s: gg_ofs_g %u", path, d->layout.gg_ofs_g);
-	CHECK(d->layout.cf_size == t->cf_size && d->fde_cfa == t->cf_size, "%s: cf_size %u fde %u",
+	CHECKF(err == 0, "%s: lj_detect__elf %d", path, err);
+	CHECKF(d->is_luajit, "%s: not detected", path);
+	CHECKF(d->gc64 == gc64, "%s: gc64 %d", path, d->gc64);
+	CHECKF(d->family == fam, "%s: family %s", path, lj_layout__family_name(d->family));
+	CHECKF(d->layout_ok, "%s: no layout", path);
+	CHECKF(d->layout.disp2g == disp2g, "%s: disp2g %d, want %d", path, d->layout.disp2g, disp2g);
+	CHECKF(d->layout.gg_ofs_g == gg_ofs_g, "%s: gg_ofs_g %u", path, d->layout.gg_ofs_g);
+	CHECKF(d->layout.cf_size == t->cf_size && d->fde_cfa == t->cf_size, "%s: cf_size %u fde %u",
 	      path, d->layout.cf_size, d->fde_cfa);
-	CHECK(!!(d->layout.flags & LJ_LAYOUT_F_GC64) == gc64, "%s: layout GC64 flag", path);
-	CHECK(src < 0 || d->vm_src == (enum lj_detect_vm_src)src, "%s: VM range source %d", path,
+	CHECKF(!!(d->layout.flags & LJ_LAYOUT_F_GC64) == gc64, "%s: layout GC64 flag", path);
+	CHECKF(src < 0 || d->vm_src == (enum lj_detect_vm_src)src, "%s: VM range source %d", path,
 	      d->vm_src);
-	CHECK(d->vm_hi - d->vm_lo > 8192 && d->vm_ffi > d->vm_lo && d->vm_ffi < d->vm_hi,
+	CHECKF(d->vm_hi - d->vm_lo > 8192 && d->vm_ffi > d->vm_lo && d->vm_ffi < d->vm_hi,
 	      "%s: VM range %#lx-%#lx ffi %#lx", path, (unsigned long)d->vm_lo,
 	      (unsigned long)d->vm_hi, (unsigned long)d->vm_ffi);
-	CHECK((d->code.have & (LJ_DETECT_C_FUNCC | LJ_DETECT_C_CUR_L | LJ_DETECT_C_JLOOP)) ==
+	CHECKF((d->code.have & (LJ_DETECT_C_FUNCC | LJ_DETECT_C_CUR_L | LJ_DETECT_C_JLOOP)) ==
 	      (LJ_DETECT_C_FUNCC | LJ_DETECT_C_CUR_L | LJ_DETECT_C_JLOOP), "%s: code patterns %#x",
 	      path, d->code.have);
-	CHECK(d->code.funcc_hits == 1 && !d->code.funcc_conflicts, "%s: BC_FUNCC hits %u", path,
+	CHECKF(d->code.funcc_hits == 1 && !d->code.funcc_conflicts, "%s: BC_FUNCC hits %u", path,
 	      d->code.funcc_hits);
-	CHECK(d->code.funcc_state == funcc_state, "%s: BC_FUNCC stores vmstate %d, want %d", path,
+	CHECKF(d->code.funcc_state == funcc_state, "%s: BC_FUNCC stores vmstate %d, want %d", path,
 	      d->code.funcc_state, funcc_state);
-	CHECK(d->code.gc64 == gc64, "%s: code shape gc64 %d", path, d->code.gc64);
+	CHECKF(d->code.gc64 == gc64, "%s: code shape gc64 %d", path, d->code.gc64);
 	/* The Debian builds match their tables exactly: no warnings. */
-	CHECK(d->nwarnings == 0 && d->mismatches == 0, "%s: %u warnings (first: %s)", path,
+	CHECKF(d->nwarnings == 0 && d->mismatches == 0, "%s: %u warnings (first: %s)", path,
 	      d->nwarnings, d->nwarnings ? d->warnings[0] : "");
-	CHECK(d->nnotes > 5 && strstr(d->notes[0], "VM range"), "%s: notes", path);
-	CHECK(d->build_id_len == 20, "%s: build id length %d", path, d->build_id_len);
+	CHECKF(d->nnotes > 5 && strstr(d->notes[0], "VM range"), "%s: notes", path);
+	CHECKF(d->build_id_len == 20, "%s: build id length %d", path, d->build_id_len);
 }
 
 struct fde_list {
@@ -192,19 +185,19 @@ static void check_ehframe_vs_readelf(const char *path, uint64_t vm_lo, uint64_t 
 		if (!need("/usr/bin/readelf", "binutils"))
 			return;
 	}
-	CHECK(elf_file__open(path, &ef) == 0, "%s: open", path);
+	CHECKF(elf_file__open(path, &ef) == 0, "%s: open", path);
 	if (!ef)
 		return;
-	CHECK(elf_file__section_data(ef, ".eh_frame", &sec, &data, &size) == 0, "%s: .eh_frame", path);
+	CHECKF(elf_file__section_data(ef, ".eh_frame", &sec, &data, &size) == 0, "%s: .eh_frame", path);
 	ehframe__init(&eh, data, size, sec.addr);
 	ours.n = 0;
-	CHECK(ehframe__foreach_fde(&eh, collect_fde, &ours) == 0, "%s: FDE walk failed", path);
-	CHECK(ehframe__find_lj_vm(&eh, &vm) == 0 && vm.lo == vm_lo && vm.main_hi == vm_main_hi &&
+	CHECKF(ehframe__foreach_fde(&eh, collect_fde, &ours) == 0, "%s: FDE walk failed", path);
+	CHECKF(ehframe__find_lj_vm(&eh, &vm) == 0 && vm.lo == vm_lo && vm.main_hi == vm_main_hi &&
 	      vm.cfa_offset == 80 && vm.ncandidates == 1, "%s: VM FDE %#lx-%#lx", path,
 	      (unsigned long)vm.lo, (unsigned long)vm.main_hi);
 	snprintf(cmd, sizeof(cmd), "readelf -wf '%s' 2>/dev/null", path);
 	p = popen(cmd, "r");
-	CHECK(p != NULL, "popen readelf");
+	CHECKF(p != NULL, "popen readelf");
 	while (p && fgets(line, sizeof(line), p)) {
 		unsigned long lo, hi;
 		char *pc = strstr(line, " pc=");
@@ -231,9 +224,9 @@ static void check_ehframe_vs_readelf(const char *path, uint64_t vm_lo, uint64_t 
 	}
 	if (p)
 		pclose(p);
-	CHECK(n == ours.n && n > 10, "%s: readelf lists %zu FDEs, we list %zu", path, n, ours.n);
-	CHECK(bad == 0, "%s: %zu FDE ranges differ from readelf", path, bad);
-	CHECK(saw_vm, "%s: readelf shows no def_cfa_offset 80 FDE at %#lx-%#lx", path,
+	CHECKF(n == ours.n && n > 10, "%s: readelf lists %zu FDEs, we list %zu", path, n, ours.n);
+	CHECKF(bad == 0, "%s: %zu FDE ranges differ from readelf", path, bad);
+	CHECKF(saw_vm, "%s: readelf shows no def_cfa_offset 80 FDE at %#lx-%#lx", path,
 	      (unsigned long)vm_lo, (unsigned long)vm_main_hi);
 	elf_file__delete(ef);
 }
@@ -244,26 +237,26 @@ static void check_tarantool_symbols(const struct lj_detect *d)
 	struct elf_symbol begin, ffi, s;
 	struct elf_file *ef;
 
-	CHECK(elf_file__open("/usr/bin/tarantool", &ef) == 0, "open tarantool");
+	CHECKF(elf_file__open("/usr/bin/tarantool", &ef) == 0, "open tarantool");
 	if (!ef)
 		return;
-	CHECK(elf_file__has_symtab(ef), "tarantool has .symtab");
-	CHECK(elf_file__sym_lookup(ef, "lj_vm_asm_begin", &begin) == 0 && begin.value == d->vm_lo,
+	CHECKF(elf_file__has_symtab(ef), "tarantool has .symtab");
+	CHECKF(elf_file__sym_lookup(ef, "lj_vm_asm_begin", &begin) == 0 && begin.value == d->vm_lo,
 	      "lj_vm_asm_begin %#lx", (unsigned long)begin.value);
-	CHECK(elf_file__sym_lookup(ef, "lj_vm_ffi_call", &ffi) == 0 && ffi.value == d->vm_ffi &&
+	CHECKF(elf_file__sym_lookup(ef, "lj_vm_ffi_call", &ffi) == 0 && ffi.value == d->vm_ffi &&
 	      ffi.value + ffi.size == d->vm_hi, "lj_vm_ffi_call %#lx+%lu", (unsigned long)ffi.value,
 	      (unsigned long)ffi.size);
-	CHECK(elf_file__sym_lookup(ef, "lj_BC_JLOOP", &s) == 0, "lj_BC_JLOOP");
-	CHECK(d->code.jloop_at == s.value, "JLOOP pattern at %#lx, symbol at %#lx",
+	CHECKF(elf_file__sym_lookup(ef, "lj_BC_JLOOP", &s) == 0, "lj_BC_JLOOP");
+	CHECKF(d->code.jloop_at == s.value, "JLOOP pattern at %#lx, symbol at %#lx",
 	      (unsigned long)d->code.jloop_at, (unsigned long)s.value);
-	CHECK(elf_file__sym_lookup(ef, "lj_BC_FUNCC", &s) == 0 && d->code.funcc_at > s.value &&
+	CHECKF(elf_file__sym_lookup(ef, "lj_BC_FUNCC", &s) == 0 && d->code.funcc_at > s.value &&
 	      d->code.funcc_at < s.value + s.size, "FUNCC store %#lx inside lj_BC_FUNCC",
 	      (unsigned long)d->code.funcc_at);
-	CHECK(elf_file__sym_at(ef, s.value + 3, &begin) == 0 && !strcmp(begin.name, "lj_BC_FUNCC"),
+	CHECKF(elf_file__sym_at(ef, s.value + 3, &begin) == 0 && !strcmp(begin.name, "lj_BC_FUNCC"),
 	      "sym_at(lj_BC_FUNCC+3)");
-	CHECK(elf_file__sym_lookup(ef, "lua_gettop", &s) == 0 && s.dynamic && s.type == STT_FUNC,
+	CHECKF(elf_file__sym_lookup(ef, "lua_gettop", &s) == 0 && s.dynamic && s.type == STT_FUNC,
 	      "lua_gettop exported");
-	CHECK(elf_file__sym_lookup(ef, "no_such_symbol_hopefully", &s) == -ENOENT, "missing symbol");
+	CHECKF(elf_file__sym_lookup(ef, "no_such_symbol_hopefully", &s) == -ENOENT, "missing symbol");
 	elf_file__delete(ef);
 	check_ehframe_vs_readelf("/usr/bin/tarantool", d->vm_lo, d->vm_ffi);
 }
@@ -283,18 +276,18 @@ static void check_corrupt(const char *src, const struct lj_detect *good)
 		return;
 	snprintf(path, sizeof(path), "%s/trunc", tmpdir);
 	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
-		CHECK(copy_file(src, path, cuts[i]) == 0, "copy");
+		CHECKF(copy_file(src, path, cuts[i]) == 0, "copy");
 		err = lj_detect__elf(path, &d);
-		CHECK(err == -ENOEXEC && !d.is_luajit, "%ld-byte copy: err %d luajit %d", cuts[i], err,
+		CHECKF(err == -ENOEXEC && !d.is_luajit, "%ld-byte copy: err %d luajit %d", cuts[i], err,
 		      d.is_luajit);
 	}
 	for (k = 1; k < 8; k++) {
 		long cut = (long)st.st_size * k / 8;
 
-		CHECK(copy_file(src, path, cut) == 0, "copy");
+		CHECKF(copy_file(src, path, cut) == 0, "copy");
 		err = lj_detect__elf(path, &d);
 		/* Cut before the section headers: no symbols, no .eh_frame, no LuaJIT. */
-		CHECK(err < 0 || !d.is_luajit, "cut at %ld: err %d luajit %d", cut, err, d.is_luajit);
+		CHECKF(err < 0 || !d.is_luajit, "cut at %ld: err %d luajit %d", cut, err, d.is_luajit);
 	}
 	/* Garbage with an ELF magic. */
 	{
@@ -304,11 +297,11 @@ static void check_corrupt(const char *src, const struct lj_detect *good)
 		for (i = 0; i < sizeof(buf); i++)
 			buf[i] = (unsigned char)(rand_r(&seed) >> 7);
 		memcpy(buf, "\177ELF\2\1\1", 7);
-		CHECK(f && fwrite(buf, 1, sizeof(buf), f) == sizeof(buf), "write");
+		CHECKF(f && fwrite(buf, 1, sizeof(buf), f) == sizeof(buf), "write");
 		if (f)
 			fclose(f);
 		err = lj_detect__elf(path, &d);
-		CHECK(err < 0 || !d.is_luajit, "garbage ELF: err %d", err);
+		CHECKF(err < 0 || !d.is_luajit, "garbage ELF: err %d", err);
 	}
 	/* Flip bytes inside .eh_frame and the VM code: must stay bounded. */
 	for (k = 0; k < 60; k++) {
@@ -317,10 +310,10 @@ static void check_corrupt(const char *src, const struct lj_detect *good)
 		uint64_t off;
 		int fd, j;
 
-		CHECK(copy_file(src, path, -1) == 0, "copy");
+		CHECKF(copy_file(src, path, -1) == 0, "copy");
 		if (elf_file__open(path, &ef) != 0)
 			break;
-		CHECK(elf_file__section(ef, ".eh_frame", &sec) == 0, ".eh_frame");
+		CHECKF(elf_file__section(ef, ".eh_frame", &sec) == 0, ".eh_frame");
 		elf_file__delete(ef);
 		fd = open(path, O_WRONLY);
 		for (j = 0; fd >= 0 && j < 8; j++) {
@@ -328,12 +321,12 @@ static void check_corrupt(const char *src, const struct lj_detect *good)
 
 			off = (k & 1) ? sec.offset + (uint64_t)rand_r(&seed) % sec.size
 				      : good->vm_lo_off + (uint64_t)rand_r(&seed) % (good->vm_hi - good->vm_lo);
-			CHECK(pwrite(fd, &b, 1, (off_t)off) == 1, "pwrite");
+			CHECKF(pwrite(fd, &b, 1, (off_t)off) == 1, "pwrite");
 		}
 		if (fd >= 0)
 			close(fd);
 		err = lj_detect__elf(path, &d);
-		CHECK(err == 0, "bit flips #%d: err %d", k, err);
+		CHECKF(err == 0, "bit flips #%d: err %d", k, err);
 	}
 	unlink(path);
 }
@@ -448,9 +441,9 @@ static void check_traces(const char *what, const struct lj_layout *l, const stru
 	uint32_t sizetrace = 0;
 	int ok = 1, ntr = 0, ours = 0;
 
-	CHECK(memsrc__u32(ms, J + l->j_sizetrace, &sizetrace) == 0 && memsrc__u64(ms, J + l->j_trace,
+	CHECKF(memsrc__u32(ms, J + l->j_sizetrace, &sizetrace) == 0 && memsrc__u64(ms, J + l->j_trace,
 	      &arr) == 0, "%s: J->trace unreadable", what);
-	CHECK(sizetrace > 1 && sizetrace <= 65535 && arr, "%s: J->sizetrace %u trace %#lx", what,
+	CHECKF(sizetrace > 1 && sizetrace <= 65535 && arr, "%s: J->sizetrace %u trace %#lx", what,
 	      sizetrace, (unsigned long)arr);
 	for (i = 1; ok && arr && i < sizetrace && i < 65535; i++) {
 		uint64_t T = ref(l, ms, arr + i * l->ref_size, &ok), P, S, mc = 0;
@@ -462,24 +455,24 @@ static void check_traces(const char *what, const struct lj_layout *l, const stru
 		if (!T || !ok)
 			continue;
 		ntr++;
-		CHECK(memsrc__u8(ms, T + l->ref_size + 1, &gct) == 0 && gct == 9, "%s: trace %lu gct %u",
+		CHECKF(memsrc__u8(ms, T + l->ref_size + 1, &gct) == 0 && gct == 9, "%s: trace %lu gct %u",
 		      what, (unsigned long)i, gct);
-		CHECK(memsrc__u16(ms, T + l->t_traceno, &no) == 0 && no == i, "%s: trace %lu traceno %u",
+		CHECKF(memsrc__u16(ms, T + l->t_traceno, &no) == 0 && no == i, "%s: trace %lu traceno %u",
 		      what, (unsigned long)i, no);
-		CHECK(memsrc__u64(ms, T + l->t_mcode, &mc) == 0 && mc &&
+		CHECKF(memsrc__u64(ms, T + l->t_mcode, &mc) == 0 && mc &&
 		      memsrc__u32(ms, T + l->t_szmcode, &szmc) == 0 && szmc > 0 && szmc < (1u << 24),
 		      "%s: trace %lu mcode %#lx size %u", what, (unsigned long)i, (unsigned long)mc, szmc);
 		P = ref(l, ms, T + l->t_startpt, &ok);
-		CHECK(ok && memsrc__u8(ms, P + l->ref_size + 1, &gct) == 0 && gct == 7,
+		CHECKF(ok && memsrc__u8(ms, P + l->ref_size + 1, &gct) == 0 && gct == 7,
 		      "%s: trace %lu startpt gct %u", what, (unsigned long)i, gct);
 		S = ref(l, ms, P + l->pt_chunkname, &ok);
-		CHECK(ok && memsrc__u8(ms, S + l->ref_size + 1, &gct) == 0 && gct == 4,
+		CHECKF(ok && memsrc__u8(ms, S + l->ref_size + 1, &gct) == 0 && gct == 4,
 		      "%s: chunkname gct %u", what, gct);
 		if (memsrc__u32(ms, S + l->str_len, &len) == 0 && len == 11 &&
 		    memsrc__read(ms, S + l->str_size, name, 11) == 0 && !memcmp(name, "=ljsnaptest", 11))
 			ours++;
 	}
-	CHECK(ntr > 0 && ours > 0, "%s: %d traces, %d from chunk =ljsnaptest", what, ntr, ours);
+	CHECKF(ntr > 0 && ours > 0, "%s: %d traces, %d from chunk =ljsnaptest", what, ntr, ours);
 }
 
 /* Detect a live process and confirm the layout in its memory. */
@@ -531,7 +524,7 @@ static void check_mainthref_decoy(const char *what, const struct lj_detect *det,
 	cal = *det;
 	cal.nnotes = cal.nwarnings = 0;
 	err = lj_detect__calibrate_live(&cal, &ms, g, vm_lo, vm_hi);
-	CHECK(err == 0 && cal.layout.g_mainthref == l->g_mainthref,
+	CHECKF(err == 0 && cal.layout.g_mainthref == l->g_mainthref,
 	      "%s: with a reference to the main thread at g+%u too, g_mainthref %u (want %u), err %d",
 	      what, o, cal.layout.g_mainthref, l->g_mainthref, err);
 }
@@ -556,42 +549,42 @@ static void check_live(const char *what, char *const argv[], const char *env, co
 
 	memset(&pd, 0, sizeof(pd));
 	err = spawn(argv, env, &c);
-	CHECK(err == 0, "%s: spawn %d", what, err);
+	CHECKF(err == 0, "%s: spawn %d", what, err);
 	if (err)
 		return;
 	err = wait_ready(&c, &L);
-	CHECK(err == 0, "%s: child did not report its lua_State (%d)", what, err);
+	CHECKF(err == 0, "%s: child did not report its lua_State (%d)", what, err);
 	if (err)
 		goto out;
 	err = lj_detect__process(c.pid, cache, &pd);
-	CHECK(err == 0 && pd.found, "%s: lj_detect__process %d found %d", what, err, pd.found);
+	CHECKF(err == 0 && pd.found, "%s: lj_detect__process %d found %d", what, err, pd.found);
 	if (err || !pd.found)
 		goto out;
 	printf("%s: pid %d L %#lx vm %#lx-%#lx bias %#lx family %s\n", what, c.pid, (unsigned long)L,
 	       (unsigned long)pd.vm_lo, (unsigned long)pd.vm_hi, (unsigned long)pd.load_bias,
 	       lj_layout__family_name(pd.layout.family));
-	CHECK(pd.nvm == 1, "%s: %u VM copies", what, pd.nvm);
-	CHECK(pd.det.layout_ok && l->family == (uint32_t)fam && !!(l->flags & LJ_LAYOUT_F_GC64) == gc64,
+	CHECKF(pd.nvm == 1, "%s: %u VM copies", what, pd.nvm);
+	CHECKF(pd.det.layout_ok && l->family == (uint32_t)fam && !!(l->flags & LJ_LAYOUT_F_GC64) == gc64,
 	      "%s: layout family %u", what, l->family);
 	m = &pd.maps[pd.vm_map];
-	CHECK(realpath(vmfile, real) && m->path && !strcmp(m->path, real), "%s: VM in %s, want %s",
+	CHECKF(realpath(vmfile, real) && m->path && !strcmp(m->path, real), "%s: VM in %s, want %s",
 	      what, m->path ? m->path : "?", vmfile);
-	CHECK((m->prot & PROT_EXEC) && pd.vm_lo >= m->start && pd.vm_hi <= m->end,
+	CHECKF((m->prot & PROT_EXEC) && pd.vm_lo >= m->start && pd.vm_hi <= m->end,
 	      "%s: VM range outside its mapping", what);
-	CHECK(lj_detect__elf(vmfile, &fdet) == 0 && fdet.build_id_len == m->build_id_len &&
+	CHECKF(lj_detect__elf(vmfile, &fdet) == 0 && fdet.build_id_len == m->build_id_len &&
 	      !memcmp(fdet.build_id, m->build_id, (size_t)m->build_id_len), "%s: build id", what);
 
 	livemem__init(&ms, &lm, c.pid, NULL);
 	g = ref(l, &ms, L + l->l_glref, &ok);
-	CHECK(ok && g, "%s: cannot read G(L) at %#lx", what, (unsigned long)(L + l->l_glref));
+	CHECKF(ok && g, "%s: cannot read G(L) at %#lx", what, (unsigned long)(L + l->l_glref));
 	/* Live calibration (dispatch table, contents of g) finds the same layout
 	 * as code + table for every known build. */
 	cal = pd.det;
 	cal.nnotes = cal.nwarnings = 0;
 	err = lj_detect__calibrate_live(&cal, &ms, g, pd.vm_lo, pd.vm_hi);
-	CHECK(err == 0 && cal.live_calibrated, "%s: live calibration %d (%s)", what, err,
+	CHECKF(err == 0 && cal.live_calibrated, "%s: live calibration %d (%s)", what, err,
 	      cal.nwarnings ? cal.warnings[0] : "");
-	CHECK(!exact || (cal.nwarnings == 0 && !memcmp(&cal.layout, l, sizeof(*l))),
+	CHECKF(!exact || (cal.nwarnings == 0 && !memcmp(&cal.layout, l, sizeof(*l))),
 	      "%s: live calibration changed the layout (%s)", what, cal.nwarnings ? cal.warnings[0] : "");
 	if (exact)
 		check_mainthref_decoy(what, &pd.det, &ms, g, pd.vm_lo, pd.vm_hi);
@@ -602,43 +595,43 @@ static void check_live(const char *what, char *const argv[], const char *env, co
 		pd.layout = cal.layout;
 	}
 	/* Tarantool exports tarantool_L: lj_detect__process follows it to g. */
-	CHECK(!pd.det.sym_tarantool_L || (pd.g == g && pd.det.live_calibrated),
+	CHECKF(!pd.det.sym_tarantool_L || (pd.g == g && pd.det.live_calibrated),
 	      "%s: lj_detect__process found g %#lx", what, (unsigned long)pd.g);
-	CHECK(!exact || pd.det.nwarnings == 0, "%s: process detection warns: %s", what,
+	CHECKF(!exact || pd.det.nwarnings == 0, "%s: process detection warns: %s", what,
 	      pd.det.warnings[0]);
 
-	CHECK(lj_detect__validate_g(l, &ms, g) == 0, "%s: g %#lx does not validate", what,
+	CHECKF(lj_detect__validate_g(l, &ms, g) == 0, "%s: g %#lx does not validate", what,
 	      (unsigned long)g);
-	CHECK(lj_detect__validate_g(l, &ms, g + 8) == -EINVAL &&
+	CHECKF(lj_detect__validate_g(l, &ms, g + 8) == -EINVAL &&
 	      lj_detect__validate_g(l, &ms, g - 16) == -EINVAL &&
 	      lj_detect__validate_g(l, &ms, 0x1000) == -EINVAL, "%s: wrong g validates", what);
-	CHECK(lj_detect__probe_gg_ofs_g(l, &ms, g) == (int)l->gg_ofs_g, "%s: GG_OFS(g) probe", what);
+	CHECKF(lj_detect__probe_gg_ofs_g(l, &ms, g) == (int)l->gg_ofs_g, "%s: GG_OFS(g) probe", what);
 	/* The other lua_State size (OpenResty's exdata or not) must not validate. */
 	other = *l;
 	other.gg_ofs_g = l->gg_ofs_g == 112 ? 96 : l->gg_ofs_g == 96 ? 112 : l->gg_ofs_g == 80 ? 64 : 80;
-	CHECK(lj_detect__validate_g(&other, &ms, g) == -EINVAL, "%s: GG_OFS(g) %u validates too", what,
+	CHECKF(lj_detect__validate_g(&other, &ms, g) == -EINVAL, "%s: GG_OFS(g) %u validates too", what,
 	      other.gg_ofs_g);
 	mainL = g - l->gg_ofs_g;
 	/* DISPATCH = g - disp2g: its first entry is the first handler (BC_ISLT =
 	 * lj_vm_asm_begin) and every static entry points into the VM. */
 	D = g - (uint64_t)(int64_t)l->disp2g;
-	CHECK(memsrc__u64(&ms, D, &d0) == 0 && d0 == pd.vm_lo, "%s: dispatch[0] %#lx, vm_lo %#lx",
+	CHECKF(memsrc__u64(&ms, D, &d0) == 0 && d0 == pd.vm_lo, "%s: dispatch[0] %#lx, vm_lo %#lx",
 	      what, (unsigned long)d0, (unsigned long)pd.vm_lo);
 	for (i = 0; i < l->bc_funcf; i++) {
 		if (memsrc__u64(&ms, D + 8 * i, &v) || v < pd.vm_lo || v >= pd.vm_hi) {
-			CHECK(0, "%s: dispatch[%u] = %#lx outside the VM", what, i, (unsigned long)v);
+			CHECKF(0, "%s: dispatch[%u] = %#lx outside the VM", what, i, (unsigned long)v);
 			break;
 		}
 	}
 	/* Blocked in io.read (a C function): vmstate C (CFUNC in Tarantool >= 2.7),
 	 * cur_L the main thread. */
 	want = l->vmst.cfunc ? l->vmst.cfunc : l->vmst.c;
-	CHECK(memsrc__read(&ms, g + l->g_vmstate, &vmstate, 4) == 0 && vmstate == want,
+	CHECKF(memsrc__read(&ms, g + l->g_vmstate, &vmstate, 4) == 0 && vmstate == want,
 	      "%s: vmstate %d, want %d", what, vmstate, want);
-	CHECK(ref(l, &ms, g + l->g_cur_L, &ok) == mainL && ok, "%s: cur_L", what);
-	CHECK(ref(l, &ms, g + l->g_jit_base, &ok) == 0 && ok, "%s: jit_base not 0", what);
+	CHECKF(ref(l, &ms, g + l->g_cur_L, &ok) == mainL && ok, "%s: cur_L", what);
+	CHECKF(ref(l, &ms, g + l->g_jit_base, &ok) == 0 && ok, "%s: jit_base not 0", what);
 	tb = ref(l, &ms, g + l->g_tmpbuf_L, &ok);
-	CHECK(ok && (tb & ~(uint64_t)7) == mainL, "%s: tmpbuf.L %#lx", what, (unsigned long)tb);
+	CHECKF(ok && (tb & ~(uint64_t)7) == mainL, "%s: tmpbuf.L %#lx", what, (unsigned long)tb);
 	check_traces(what, l, &ms, g);
 out:
 	finish(&c);
@@ -650,7 +643,7 @@ static void write_script(const char *path)
 {
 	FILE *f = fopen(path, "w");
 
-	CHECK(f != NULL, "create %s", path);
+	CHECKF(f != NULL, "create %s", path);
 	if (!f)
 		return;
 	fputs("local co = coroutine.create(function() end)\n"
@@ -682,9 +675,9 @@ static void suite_debian(struct lj_detect_cache *cache)
 		check_ehframe_vs_readelf("/usr/bin/luajit", d.vm_lo, d.vm_ffi);
 		/* A renamed copy is the same LuaJIT. */
 		snprintf(ren, sizeof(ren), "%s/definitely-not-lua", tmpdir);
-		CHECK(copy_file("/usr/bin/luajit", ren, -1) == 0, "copy");
+		CHECKF(copy_file("/usr/bin/luajit", ren, -1) == 0, "copy");
 		err = lj_detect__elf(ren, &d2);
-		CHECK(err == 0 && d2.is_luajit && d2.family == d.family && d2.gc64 == d.gc64 &&
+		CHECKF(err == 0 && d2.is_luajit && d2.family == d.family && d2.gc64 == d.gc64 &&
 		      d2.vm_lo == d.vm_lo && d2.vm_hi == d.vm_hi &&
 		      !memcmp(&d2.layout, &d.layout, sizeof(d.layout)), "renamed copy: err %d", err);
 		unlink(ren);
@@ -698,7 +691,7 @@ static void suite_debian(struct lj_detect_cache *cache)
 		expect_luajit(LJSO, LJ_FAMILY_UPSTREAM, 1, -3968, 96, LJ_DETECT_VM_FDE, &d);
 		check_ehframe_vs_readelf(LJSO, d.vm_lo, d.vm_ffi);
 		/* §6.1: the Debian .so's VM FDE covers 0x8d70-0xcdb5. */
-		CHECK(d.vm_lo == 0x8d70 && d.vm_ffi == 0xcdb5, "libluajit VM %#lx-%#lx",
+		CHECKF(d.vm_lo == 0x8d70 && d.vm_ffi == 0xcdb5, "libluajit VM %#lx-%#lx",
 		      (unsigned long)d.vm_lo, (unsigned long)d.vm_ffi);
 		snprintf(host, sizeof(host), "%s/ljhost", selfdir);
 		if (need(host, "libluajit-5.1-dev (to build tests/unit/ljhost)")) {
@@ -710,7 +703,7 @@ static void suite_debian(struct lj_detect_cache *cache)
 	if (need("/usr/bin/tarantool", "tarantool")) {
 		expect_luajit("/usr/bin/tarantool", LJ_FAMILY_TARANTOOL_26, 0, -3144, 64,
 			      LJ_DETECT_VM_SYMS, &d);
-		CHECK((d.markers & LJ_DETECT_M_TARANTOOL) && !(d.markers & LJ_DETECT_M_OPENRESTY),
+		CHECKF((d.markers & LJ_DETECT_M_TARANTOOL) && !(d.markers & LJ_DETECT_M_OPENRESTY),
 		      "tarantool markers %#x", d.markers);
 		check_tarantool_symbols(&d);
 		argv[0] = (char *)"/usr/bin/tarantool";
@@ -721,15 +714,15 @@ static void suite_debian(struct lj_detect_cache *cache)
 	}
 	if (need("/bin/ls", "coreutils")) {
 		err = lj_detect__elf("/bin/ls", &d);
-		CHECK(err == 0 && !d.is_luajit && !d.layout_ok && d.build_id_len == 20,
+		CHECKF(err == 0 && !d.is_luajit && !d.layout_ok && d.build_id_len == 20,
 		      "/bin/ls: err %d luajit %d", err, d.is_luajit);
 	}
 	err = lj_detect__elf("/nonexistent/ljsnap-test", &d);
-	CHECK(err == -ENOENT, "missing file: %d", err);
+	CHECKF(err == -ENOENT, "missing file: %d", err);
 	err = lj_detect__elf("/proc/self", &d);
-	CHECK(err == -ENOEXEC || err == -EISDIR, "directory: %d", err);
+	CHECKF(err == -ENOEXEC || err == -EISDIR, "directory: %d", err);
 	err = lj_detect__process(999999999, cache, &(struct lj_proc_detect){ 0 });
-	CHECK(err == -ENOENT, "no such pid: %d", err);
+	CHECKF(err == -ENOENT, "no such pid: %d", err);
 	unlink(script);
 }
 
@@ -758,11 +751,11 @@ static void suite_openresty(struct lj_detect_cache *cache)
 		return;
 	}
 	expect_luajit(bin, LJ_FAMILY_OPENRESTY, 1, -4008, 112, LJ_DETECT_VM_FDE, &d);
-	CHECK(d.markers & LJ_DETECT_M_OPENRESTY, "lua_getexdata marker");
+	CHECKF(d.markers & LJ_DETECT_M_OPENRESTY, "lua_getexdata marker");
 	check_ehframe_vs_readelf(bin, d.vm_lo, d.vm_ffi);
 	expect_luajit(so, LJ_FAMILY_OPENRESTY, 1, -4008, 112, LJ_DETECT_VM_FDE, &d);
 	/* §6.1: luajit2's .so VM FDE 0x9e40-0xde92, ffi_call FDE to 0xdf32. */
-	CHECK(d.vm_lo == 0x9e40 && d.vm_ffi == 0xde92 && d.vm_hi == 0xdf32, "luajit2 .so VM range");
+	CHECKF(d.vm_lo == 0x9e40 && d.vm_ffi == 0xde92 && d.vm_hi == 0xdf32, "luajit2 .so VM range");
 	check_ehframe_vs_readelf(so, d.vm_lo, d.vm_ffi);
 
 	snprintf(script, sizeof(script), "%s/t.lua", tmpdir);
@@ -794,7 +787,7 @@ static void suite_binary(const char *path, const char *famname, int gc64, int ex
 	for (f = LJ_FAMILY_UPSTREAM; f < LJ_FAMILY__MAX; f++)
 		if (!strcmp(lj_layout__family_name((enum lj_family)f), famname))
 			break;
-	CHECK(f < LJ_FAMILY__MAX, "unknown family %s", famname);
+	CHECKF(f < LJ_FAMILY__MAX, "unknown family %s", famname);
 	if (f == LJ_FAMILY__MAX)
 		return;
 	if (exact) {
@@ -802,7 +795,7 @@ static void suite_binary(const char *path, const char *famname, int gc64, int ex
 			      lj_layout__builtin((enum lj_family)f, gc64)->disp2g,
 			      lj_layout__builtin((enum lj_family)f, gc64)->gg_ofs_g, -1, &d);
 	} else {
-		CHECK(lj_detect__elf(path, &d) == 0 && d.is_luajit && d.layout_ok && d.gc64 == gc64 &&
+		CHECKF(lj_detect__elf(path, &d) == 0 && d.is_luajit && d.layout_ok && d.gc64 == gc64 &&
 		      d.mismatches > 0, "%s: not detected, or not flagged as unknown", path);
 		dump(path, &d);
 	}

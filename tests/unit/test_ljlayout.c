@@ -19,17 +19,9 @@
 #include <unistd.h>
 
 #include "unwind/ljlayout.h"
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+int failures, checks;
 
 #define ABSENT UINT32_MAX
 
@@ -56,7 +48,7 @@ static void ordered(const struct lj_layout *l, const char *what, const char *con
 
 		if (v == ABSENT)
 			continue;
-		CHECK(i == 0 || v > prev, "%s: %s (%u) not after the previous field (%u)", what,
+		CHECKF(i == 0 || v > prev, "%s: %s (%u) not after the previous field (%u)", what,
 		      names[i], v, prev);
 		prev = v;
 	}
@@ -91,22 +83,22 @@ static void check_table(enum lj_family fam, int gc64)
 	int32_t jsize;
 	size_t i;
 
-	CHECK(l != NULL, "%s gc64=%d: no table", fn, gc64);
+	CHECKF(l != NULL, "%s gc64=%d: no table", fn, gc64);
 	if (!l)
 		return;
-	CHECK(l->family == (uint32_t)fam, "%s: family %u", fn, l->family);
-	CHECK(!!(l->flags & LJ_LAYOUT_F_GC64) == gc64, "%s: GC64 flag", fn);
-	CHECK(l->ref_size == r, "%s: ref_size %u", fn, l->ref_size);
+	CHECKF(l->family == (uint32_t)fam, "%s: family %u", fn, l->family);
+	CHECKF(!!(l->flags & LJ_LAYOUT_F_GC64) == gc64, "%s: GC64 flag", fn);
+	CHECKF(l->ref_size == r, "%s: ref_size %u", fn, l->ref_size);
 
 	/* GG_State = { L, g, J, hotcount[64] (128 bytes), dispatch[], bcff[] } */
-	CHECK(l->gg_ofs_g == l->l_size, "%s: GG_OFS(g) %u != sizeof(lua_State) %u", fn, l->gg_ofs_g,
+	CHECKF(l->gg_ofs_g == l->l_size, "%s: GG_OFS(g) %u != sizeof(lua_State) %u", fn, l->gg_ofs_g,
 	      l->l_size);
-	CHECK(l->g2j == (int32_t)l->g_size, "%s: J does not follow g (g2j %d, sizeof g %u)", fn, l->g2j,
+	CHECKF(l->g2j == (int32_t)l->g_size, "%s: J does not follow g (g2j %d, sizeof g %u)", fn, l->g2j,
 	      l->g_size);
 	jsize = -l->disp2g - l->g2j - 128;
-	CHECK(jsize > (int32_t)l->j_exitno && jsize < 4096 && jsize % 8 == 0,
+	CHECKF(jsize > (int32_t)l->j_exitno && jsize < 4096 && jsize % 8 == 0,
 	      "%s: implied sizeof(jit_State) %d from disp2g %d is implausible", fn, jsize, l->disp2g);
-	CHECK(l->l_size == (fam == LJ_FAMILY_OPENRESTY ? (gc64 ? 112u : 80u) : (gc64 ? 96u : 64u)),
+	CHECKF(l->l_size == (fam == LJ_FAMILY_OPENRESTY ? (gc64 ? 112u : 80u) : (gc64 ? 96u : 64u)),
 	      "%s: sizeof(lua_State) %u", fn, l->l_size);
 
 	/* Offsets inside their structs (via the field table). */
@@ -135,7 +127,7 @@ static void check_table(enum lj_family fam, int gc64)
 		else if (!strncmp(n, "fn_", 3))
 			lim = l->fn_upvalue + 8;	/* sizeof(GCfuncC) with one upvalue */
 		if (lim)
-			CHECK(v < lim, "%s gc64=%d: %s = %u outside its struct (size %u)", fn, gc64, n, v, lim);
+			CHECKF(v < lim, "%s gc64=%d: %s = %u outside its struct (size %u)", fn, gc64, n, v, lim);
 	}
 
 	/* Declaration order in lj_obj.h / lj_jit.h / lj_frame.h. */
@@ -148,49 +140,49 @@ static void check_table(enum lj_family fam, int gc64)
 	ordered(l, fn, j_order);
 
 	/* Object headers: GCHeader is { nextgc ref, marked, gct }. */
-	CHECK(l->fn_ffid == r + 2 && l->fn_nupvalues == r + 3, "%s: GCfuncC header", fn);
-	CHECK(l->l_glref == 2 * r, "%s: lua_State glref %u", fn, l->l_glref);
-	CHECK(l->pt_size == (gc64 ? 104u : 64u) && l->t_size == (gc64 ? 120u : 96u),
+	CHECKF(l->fn_ffid == r + 2 && l->fn_nupvalues == r + 3, "%s: GCfuncC header", fn);
+	CHECKF(l->l_glref == 2 * r, "%s: lua_State glref %u", fn, l->l_glref);
+	CHECKF(l->pt_size == (gc64 ? 104u : 64u) && l->t_size == (gc64 ? 120u : 96u),
 	      "%s: sizeof GCproto %u / GCtrace %u", fn, l->pt_size, l->t_size);
-	CHECK(l->str_size == (gc64 ? 24u : (fam == LJ_FAMILY_TARANTOOL_26 || tth) ? 16u : 20u),
+	CHECKF(l->str_size == (gc64 ? 24u : (fam == LJ_FAMILY_TARANTOOL_26 || tth) ? 16u : 20u),
 	      "%s: sizeof(GCstr) %u", fn, l->str_size);
 	/* global_State neighbours: bc_cfunc_int, bc_cfunc_ext, cur_L; strempty, stremptyz, hookmask. */
-	CHECK(l->g_bc_cfunc_ext == l->g_bc_cfunc_int + 4 && l->g_cur_L == l->g_bc_cfunc_ext + 4,
+	CHECKF(l->g_bc_cfunc_ext == l->g_bc_cfunc_int + 4 && l->g_cur_L == l->g_bc_cfunc_ext + 4,
 	      "%s: bc_cfunc_int/ext/cur_L not adjacent", fn);
-	CHECK(l->g_hookmask == l->g_strempty + l->str_size + 1, "%s: strempty/hookmask", fn);
-	CHECK(l->g_jit_base > l->g_cur_L, "%s: jit_base before cur_L", fn);
+	CHECKF(l->g_hookmask == l->g_strempty + l->str_size + 1, "%s: strempty/hookmask", fn);
+	CHECKF(l->g_jit_base > l->g_cur_L, "%s: jit_base before cur_L", fn);
 
 	/* SnapShot.mcofs and its flag agree; absent only in Tarantool 2.6. */
-	CHECK(!!(l->flags & LJ_LAYOUT_F_MCOFS) == (l->snap_mcofs != ABSENT), "%s: MCOFS flag", fn);
-	CHECK((l->snap_mcofs == ABSENT) == (fam == LJ_FAMILY_TARANTOOL_26), "%s: mcofs presence", fn);
+	CHECKF(!!(l->flags & LJ_LAYOUT_F_MCOFS) == (l->snap_mcofs != ABSENT), "%s: MCOFS flag", fn);
+	CHECKF((l->snap_mcofs == ABSENT) == (fam == LJ_FAMILY_TARANTOOL_26), "%s: mcofs presence", fn);
 
 	/* C frame: 80 bytes, or 96 with SAVE_VMSTATE in Tarantool >= 2.7. */
-	CHECK(l->cf_size == (tth ? 96u : 80u), "%s: cf_size %u", fn, l->cf_size);
-	CHECK((l->cf_vmstate != ABSENT) == tth, "%s: cf_vmstate", fn);
-	CHECK(l->cf_l == (gc64 ? 16u : 24u) && l->cf_pc == (gc64 ? 24u : 28u),
+	CHECKF(l->cf_size == (tth ? 96u : 80u), "%s: cf_size %u", fn, l->cf_size);
+	CHECKF((l->cf_vmstate != ABSENT) == tth, "%s: cf_vmstate", fn);
+	CHECKF(l->cf_l == (gc64 ? 16u : 24u) && l->cf_pc == (gc64 ? 24u : 28u),
 	      "%s: SAVE_L %u SAVE_PC %u", fn, l->cf_l, l->cf_pc);
-	CHECK(l->bc_funcf == (fam == LJ_FAMILY_UPSTREAM_HEAD ? 96u : 89u), "%s: bc_funcf", fn);
+	CHECKF(l->bc_funcf == (fam == LJ_FAMILY_UPSTREAM_HEAD ? 96u : 89u), "%s: bc_funcf", fn);
 
 	/* VM states: distinct, negative, ~LJ_VMST_x in declaration order. */
-	CHECK(l->vmst.interp == -1, "%s: INTERP", fn);
+	CHECKF(l->vmst.interp == -1, "%s: INTERP", fn);
 	if (tth) {
-		CHECK(l->vmst.lfunc == -2 && l->vmst.ffunc == -3 && l->vmst.cfunc == -4 &&
+		CHECKF(l->vmst.lfunc == -2 && l->vmst.ffunc == -3 && l->vmst.cfunc == -4 &&
 		      l->vmst.gc == -5 && l->vmst.exit == -6 && l->vmst.record == -7 &&
 		      l->vmst.opt == -8 && l->vmst.asm_ == -9 && l->vmst.c == 0, "%s: tt>=2.7 vmstates", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -2), "lfunc"), "%s: -2 is lfunc", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -4), "cfunc"), "%s: -4 is cfunc", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -9), "asm"), "%s: -9 is asm", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -2), "lfunc"), "%s: -2 is lfunc", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -4), "cfunc"), "%s: -4 is cfunc", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -9), "asm"), "%s: -9 is asm", fn);
 	} else {
-		CHECK(l->vmst.c == -2 && l->vmst.gc == -3 && l->vmst.exit == -4 && l->vmst.record == -5 &&
+		CHECKF(l->vmst.c == -2 && l->vmst.gc == -3 && l->vmst.exit == -4 && l->vmst.record == -5 &&
 		      l->vmst.opt == -6 && l->vmst.asm_ == -7 && !l->vmst.lfunc && !l->vmst.ffunc &&
 		      !l->vmst.cfunc, "%s: classic vmstates", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -2), "c"), "%s: -2 is c", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -4), "exit"), "%s: -4 is exit", fn);
-		CHECK(!strcmp(lj_layout__vmstate_name(l, -9), "unknown"), "%s: -9 unknown", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -2), "c"), "%s: -2 is c", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -4), "exit"), "%s: -4 is exit", fn);
+		CHECKF(!strcmp(lj_layout__vmstate_name(l, -9), "unknown"), "%s: -9 unknown", fn);
 	}
-	CHECK(!strcmp(lj_layout__vmstate_name(l, 0), "trace") &&
+	CHECKF(!strcmp(lj_layout__vmstate_name(l, 0), "trace") &&
 	      !strcmp(lj_layout__vmstate_name(l, 17), "trace"), "%s: traces", fn);
-	CHECK(!strcmp(lj_layout__vmstate_name(l, -1), "interp"), "%s: interp name", fn);
+	CHECKF(!strcmp(lj_layout__vmstate_name(l, -1), "interp"), "%s: interp name", fn);
 }
 
 /* -- 2. DWARF ground truth ----------------------------------------------- */
@@ -292,7 +284,7 @@ static int64_t dw_off(struct dw_ctx *x, int i, const char *m)
 
 enum { G, L, J, FC, PT, STR, TR, SN, GG, SB };
 
-#define DWCHECK(field, s, m) CHECK((int64_t)l->field == dw_off(&x, s, m), \
+#define DWCHECK(field, s, m) CHECKF((int64_t)l->field == dw_off(&x, s, m), \
 	"tt-260 %s = %u, DWARF %s.%s = %lld", #field, (unsigned)l->field, dw_names[s], \
 	(m) ? (m) : "sizeof", (long long)dw_off(&x, s, m))
 
@@ -310,21 +302,21 @@ static int check_tarantool_dwarf(const char *path)
 	if (fd < 0)
 		return -1;
 	dw = dwarf_begin(fd, DWARF_C_READ);
-	CHECK(dw != NULL, "%s has no readable DWARF: %s", path, dwarf_errmsg(-1));
+	CHECKF(dw != NULL, "%s has no readable DWARF: %s", path, dwarf_errmsg(-1));
 	if (!dw) {
 		close(fd);
 		return 0;
 	}
 	dw_collect(dw, &x);
 	for (i = 0; i < DW_NSTRUCTS; i++)
-		CHECK(x.found[i], "struct %s not in the DWARF of %s", dw_names[i], path);
+		CHECKF(x.found[i], "struct %s not in the DWARF of %s", dw_names[i], path);
 
 	DWCHECK(g_size, G, NULL);
 	DWCHECK(g_vmstate, G, "vmstate");
 	DWCHECK(g_cur_L, G, "cur_L");
 	DWCHECK(g_jit_base, G, "jit_base");
 	DWCHECK(g_mainthref, G, "mainthref");
-	CHECK((int64_t)l->g_tmpbuf_L == dw_off(&x, G, "tmpbuf") + dw_off(&x, SB, "L"), "tmpbuf.L");
+	CHECKF((int64_t)l->g_tmpbuf_L == dw_off(&x, G, "tmpbuf") + dw_off(&x, SB, "L"), "tmpbuf.L");
 	DWCHECK(g_bc_cfunc_int, G, "bc_cfunc_int");
 	DWCHECK(g_bc_cfunc_ext, G, "bc_cfunc_ext");
 	DWCHECK(g_strempty, G, "strempty");
@@ -390,18 +382,18 @@ static int check_tarantool_dwarf(const char *path)
 	DWCHECK(snap_size, SN, NULL);
 	DWCHECK(snap_mapofs, SN, "mapofs");
 	DWCHECK(snap_ref, SN, "ref");
-	CHECK(dw_off(&x, SN, "mcofs") == -1 && l->snap_mcofs == ABSENT, "SnapShot.mcofs absent");
+	CHECKF(dw_off(&x, SN, "mcofs") == -1 && l->snap_mcofs == ABSENT, "SnapShot.mcofs absent");
 	DWCHECK(snap_nslots, SN, "nslots");
 	DWCHECK(snap_topslot, SN, "topslot");
 	DWCHECK(snap_nent, SN, "nent");
 	DWCHECK(snap_count, SN, "count");
 	DWCHECK(gg_ofs_g, GG, "g");
-	CHECK(l->g2j == dw_off(&x, GG, "J") - dw_off(&x, GG, "g"), "g2j %d", l->g2j);
-	CHECK(l->disp2g == dw_off(&x, GG, "g") - dw_off(&x, GG, "dispatch"), "disp2g %d", l->disp2g);
-	CHECK(l->vmst.interp == ~x.en_vmst_interp && l->vmst.c == ~x.en_vmst_c &&
+	CHECKF(l->g2j == dw_off(&x, GG, "J") - dw_off(&x, GG, "g"), "g2j %d", l->g2j);
+	CHECKF(l->disp2g == dw_off(&x, GG, "g") - dw_off(&x, GG, "dispatch"), "disp2g %d", l->disp2g);
+	CHECKF(l->vmst.interp == ~x.en_vmst_interp && l->vmst.c == ~x.en_vmst_c &&
 	      l->vmst.asm_ == ~x.en_vmst_asm, "vmstates vs LJ_VMST_* enumerators (%lld %lld %lld)",
 	      (long long)x.en_vmst_interp, (long long)x.en_vmst_c, (long long)x.en_vmst_asm);
-	CHECK(l->bc_funcf == x.en_bc_funcf, "bc_funcf %u vs BC_FUNCF %lld", l->bc_funcf,
+	CHECKF(l->bc_funcf == x.en_bc_funcf, "bc_funcf %u vs BC_FUNCF %lld", l->bc_funcf,
 	      (long long)x.en_bc_funcf);
 	dwarf_end(dw);
 	close(fd);
@@ -418,21 +410,21 @@ int main(void)
 	for (fam = LJ_FAMILY_UPSTREAM; fam < LJ_FAMILY__MAX; fam++)
 		for (gc64 = 0; gc64 <= 1; gc64++)
 			check_table((enum lj_family)fam, gc64);
-	CHECK(lj_layout__builtin(LJ_FAMILY_UNKNOWN, 1) == NULL, "no table for unknown");
-	CHECK(!strcmp(lj_layout__family_name(LJ_FAMILY_UNKNOWN), "unknown"), "unknown name");
-	CHECK(!strcmp(lj_layout__vmstate_name(NULL, -2), "unknown"), "NULL layout");
+	CHECKF(lj_layout__builtin(LJ_FAMILY_UNKNOWN, 1) == NULL, "no table for unknown");
+	CHECKF(!strcmp(lj_layout__family_name(LJ_FAMILY_UNKNOWN), "unknown"), "unknown name");
+	CHECKF(!strcmp(lj_layout__vmstate_name(NULL, -2), "unknown"), "NULL layout");
 	for (fam = LJ_FAMILY_UPSTREAM; fam < LJ_FAMILY__MAX; fam++) {
 		int f2;
 
 		for (f2 = fam + 1; f2 < LJ_FAMILY__MAX; f2++)
-			CHECK(strcmp(lj_layout__family_name((enum lj_family)fam),
+			CHECKF(strcmp(lj_layout__family_name((enum lj_family)fam),
 				     lj_layout__family_name((enum lj_family)f2)) != 0, "family names distinct");
 	}
 
 	if (access(tarantool, R_OK) == 0) {
 		check_tarantool_dwarf(tarantool);
 	} else if (ci && !strcmp(ci, "true")) {
-		CHECK(0, "%s is missing on CI: install the Debian package 'tarantool'", tarantool);
+		CHECKF(0, "%s is missing on CI: install the Debian package 'tarantool'", tarantool);
 	} else {
 		fprintf(stderr, "SKIP: %s not installed (Debian package 'tarantool'): no DWARF check\n",
 			tarantool);

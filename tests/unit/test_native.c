@@ -30,6 +30,7 @@
 #include "symtab/symbolize.h"
 #include "tests/native/chain.h"
 #include "unwind/native.h"
+#include "tests/unit/check.h"
 
 #define MAX_MAPS	512
 
@@ -37,16 +38,7 @@
 #define TEST_NATIVE_FP 0	/* set by the build: 1 = built with frame pointers */
 #endif
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+int failures, checks;
 
 /* Our mappings, as a PROCESS record carries them. */
 struct maps {
@@ -160,7 +152,7 @@ static void unwind(struct env *e, const struct ljs_regs *regs, const struct ljs_
 	if (!o)
 		o = &def;
 	err = native__unwind(e->u, &e->pm->nmaps, regs, sec, o, st);
-	CHECK(err == 0, "native__unwind: %s", strerror(-err));
+	CHECKF(err == 0, "native__unwind: %s", strerror(-err));
 }
 
 /* Symbol name of a frame ("" if none). */
@@ -169,7 +161,7 @@ static const struct sym_info *sym_of(struct env *e, const struct native_frame *f
 	const struct sym_info *si = NULL;
 	int err = symbolizer__pc(e->sym, e->pm, f->pc, !f->activation, &si);
 
-	CHECK(err == 0 && si, "symbolizer__pc(%#llx): %d", (unsigned long long)f->pc, err);
+	CHECKF(err == 0 && si, "symbolizer__pc(%#llx): %d", (unsigned long long)f->pc, err);
 	return si;
 }
 
@@ -210,70 +202,70 @@ static void check_chain(struct env *e, const char *what, const struct chain_snap
 	size_t i;
 
 	unwind(e, &s->regs, &sec, NULL, &st);
-	CHECK(st.nframes >= 6, "%s: %zu frames", what, st.nframes);
+	CHECKF(st.nframes >= 6, "%s: %zu frames", what, st.nframes);
 	if (st.nframes < 6)
 		goto out;
-	CHECK(st.frames[0].pc == s->regs.ip && st.frames[0].activation, "%s: frame 0", what);
-	CHECK(st.frames[1].pc == chain_truth.ra_c, "%s: frame 1 pc %#llx, ra into b %#llx", what,
+	CHECKF(st.frames[0].pc == s->regs.ip && st.frames[0].activation, "%s: frame 0", what);
+	CHECKF(st.frames[1].pc == chain_truth.ra_c, "%s: frame 1 pc %#llx, ra into b %#llx", what,
 	      (unsigned long long)st.frames[1].pc, (unsigned long long)chain_truth.ra_c);
-	CHECK(st.frames[2].pc == chain_truth.ra_b, "%s: frame 2 pc != ra into a", what);
-	CHECK(st.frames[3].pc == chain_truth.ra_a, "%s: frame 3 pc != ra into main", what);
-	CHECK(strcmp(name_of(e, &st.frames[0]), "c") == 0, "%s: #0 is %s", what, name_of(e, &st.frames[0]));
-	CHECK(strcmp(name_of(e, &st.frames[1]), "b") == 0, "%s: #1 is %s", what, name_of(e, &st.frames[1]));
-	CHECK(strcmp(name_of(e, &st.frames[2]), "a") == 0, "%s: #2 is %s", what, name_of(e, &st.frames[2]));
-	CHECK(strcmp(name_of(e, &st.frames[3]), "main") == 0, "%s: #3 is %s", what,
+	CHECKF(st.frames[2].pc == chain_truth.ra_b, "%s: frame 2 pc != ra into a", what);
+	CHECKF(st.frames[3].pc == chain_truth.ra_a, "%s: frame 3 pc != ra into main", what);
+	CHECKF(strcmp(name_of(e, &st.frames[0]), "c") == 0, "%s: #0 is %s", what, name_of(e, &st.frames[0]));
+	CHECKF(strcmp(name_of(e, &st.frames[1]), "b") == 0, "%s: #1 is %s", what, name_of(e, &st.frames[1]));
+	CHECKF(strcmp(name_of(e, &st.frames[2]), "a") == 0, "%s: #2 is %s", what, name_of(e, &st.frames[2]));
+	CHECKF(strcmp(name_of(e, &st.frames[3]), "main") == 0, "%s: #3 is %s", what,
 	      name_of(e, &st.frames[3]));
 	for (i = 1; i < st.nframes; i++)
-		CHECK(st.frames[i].sp > st.frames[i - 1].sp && st.frames[i - 1].cfa == st.frames[i].sp,
+		CHECKF(st.frames[i].sp > st.frames[i - 1].sp && st.frames[i - 1].cfa == st.frames[i].sp,
 		      "%s: sp/cfa of frame %zu", what, i);
 	/* Lines: the asm snapshot is in c itself; the signal one in the spin
 	 * loop inlined into c; callers at the lines of their calls. */
 	si = sym_of(e, &st.frames[0]);
 	if (!in_spin) {
-		CHECK(si->nlines == 1 && si->lines[0].func && strcmp(si->lines[0].func, "c") == 0 &&
+		CHECKF(si->nlines == 1 && si->lines[0].func && strcmp(si->lines[0].func, "c") == 0 &&
 		      si->lines[0].line == chain_truth.line_capture, "%s: #0 at %s:%d, not c:%d", what,
 		      si->nlines ? si->lines[0].func : "-", si->nlines ? si->lines[0].line : -1,
 		      chain_truth.line_capture);
 	} else {
-		CHECK(si->nlines == 2, "%s: #0 has %u line levels (spin inlined into c)", what,
+		CHECKF(si->nlines == 2, "%s: #0 has %u line levels (spin inlined into c)", what,
 		      si->nlines);
 	}
 	if (in_spin && si->nlines == 2) {
-		CHECK(si->lines[0].func && strcmp(si->lines[0].func, "spin") == 0, "%s: inner %s", what,
+		CHECKF(si->lines[0].func && strcmp(si->lines[0].func, "spin") == 0, "%s: inner %s", what,
 		      si->lines[0].func);
-		CHECK(si->lines[0].line >= chain_truth.line_spin - 2 &&
+		CHECKF(si->lines[0].line >= chain_truth.line_spin - 2 &&
 		      si->lines[0].line <= chain_truth.line_spin + 1, "%s: spin line %d (loop %d)",
 		      what, si->lines[0].line, chain_truth.line_spin);
-		CHECK(si->lines[1].func && strcmp(si->lines[1].func, "c") == 0 &&
+		CHECKF(si->lines[1].func && strcmp(si->lines[1].func, "c") == 0 &&
 		      si->lines[1].line == chain_truth.line_c_spin, "%s: c calls spin at %s:%d, not %d",
 		      what, si->lines[1].func, si->lines[1].line, chain_truth.line_c_spin);
-		CHECK(si->lines[0].file && strstr(si->lines[0].file, "chain.c"), "%s: file %s", what,
+		CHECKF(si->lines[0].file && strstr(si->lines[0].file, "chain.c"), "%s: file %s", what,
 		      si->lines[0].file);
 	}
 	si = sym_of(e, &st.frames[1]);
-	CHECK(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_b_call,
+	CHECKF(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_b_call,
 	      "%s: b's call line %d != %d", what, si->nlines ? si->lines[0].line : -1,
 	      chain_truth.line_b_call);
 	si = sym_of(e, &st.frames[2]);
-	CHECK(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_a_call,
+	CHECKF(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_a_call,
 	      "%s: a's call line", what);
 	si = sym_of(e, &st.frames[3]);
-	CHECK(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_main_call,
+	CHECKF(si->nlines >= 1 && si->lines[si->nlines - 1].line == chain_truth.line_main_call,
 	      "%s: main's call line %d != %d", what, si->nlines ? si->lines[si->nlines - 1].line : -1,
 	      chain_truth.line_main_call);
 	/* Below main: libc (start code), then _start of this program. */
 	si = sym_of(e, &st.frames[4]);
-	CHECK(strncmp(si->module, "libc.so", 7) == 0, "%s: #4 in %s", what, si->module);
+	CHECKF(strncmp(si->module, "libc.so", 7) == 0, "%s: #4 in %s", what, si->module);
 	/* glibc 2.34+: main is called by a local function only libc6-dbg names */
 	if (si->obj && si->obj->debug)
-		CHECK(strcmp(name_of(e, &st.frames[4]), "__libc_start_call_main") == 0 &&
+		CHECKF(strcmp(name_of(e, &st.frames[4]), "__libc_start_call_main") == 0 &&
 		      (strcmp(name_of(e, &st.frames[5]), "__libc_start_main_impl") == 0 ||
 		       strcmp(name_of(e, &st.frames[5]), "__libc_start_main") == 0),
 		      "%s: libc frames %s, %s", what, name_of(e, &st.frames[4]),
 		      name_of(e, &st.frames[5]));
-	CHECK(strcmp(name_of(e, &st.frames[st.nframes - 1]), "_start") == 0, "%s: last is %s", what,
+	CHECKF(strcmp(name_of(e, &st.frames[st.nframes - 1]), "_start") == 0, "%s: last is %s", what,
 	      name_of(e, &st.frames[st.nframes - 1]));
-	CHECK(st.end == NATIVE_END_COMPLETE && st.complete, "%s: end %s", what,
+	CHECKF(st.end == NATIVE_END_COMPLETE && st.complete, "%s: end %s", what,
 	      native_end__name(st.end));
 out:
 	if (failures != before)
@@ -297,7 +289,7 @@ static void check_truncation(struct env *e, const char *what, const struct chain
 		len = (uint32_t)(full[k].cfa - 8 - s->regs.sp);
 		sec = snap__section(s, len);
 		unwind(e, &s->regs, &sec, NULL, &st);
-		CHECK(st.nframes == k + 1 && st.end == NATIVE_END_TRUNCATED && st.truncated,
+		CHECKF(st.nframes == k + 1 && st.end == NATIVE_END_TRUNCATED && st.truncated,
 		      "%s: cut at %u (ra of frame %zu): %zu frames, end %s", what, len, k + 1,
 		      st.nframes, native_end__name(st.end));
 	}
@@ -312,7 +304,7 @@ static void check_truncation(struct env *e, const char *what, const struct chain
 		    (st.end == NATIVE_END_COMPLETE) != (st.nframes == nfull) ||
 		    (st.end != NATIVE_END_COMPLETE && st.end != NATIVE_END_TRUNCATED)) {
 			bad++;
-			CHECK(0, "%s: cut at %u: %zu frames (full %zu), end %s", what, len, st.nframes,
+			CHECKF(0, "%s: cut at %u: %zu frames (full %zu), end %s", what, len, st.nframes,
 			      nfull, native_end__name(st.end));
 		}
 	}
@@ -362,14 +354,14 @@ static void check_garbage(struct env *e, const struct chain_snap *s)
 		sec.want = sizeof(junk);
 		sec.data = junk;
 		unwind(e, &r, &sec, &o, &st);
-		CHECK(st.nframes >= 1 && st.nframes <= 64 && st.end != NATIVE_END_NONE,
+		CHECKF(st.nframes >= 1 && st.nframes <= 64 && st.end != NATIVE_END_NONE,
 		      "garbage %d: %zu frames, end %s", iter, st.nframes, native_end__name(st.end));
 		for (i = 1; i < st.nframes; i++)
-			CHECK(st.frames[i].sp > st.frames[i - 1].sp, "garbage %d: sp not growing", iter);
+			CHECKF(st.frames[i].sp > st.frames[i - 1].sp, "garbage %d: sp not growing", iter);
 	}
 	/* No stack copy at all. */
 	unwind(e, &s->regs, NULL, NULL, &st);
-	CHECK(st.nframes >= 1 && st.end == NATIVE_END_TRUNCATED, "no copy: %zu frames, end %s",
+	CHECKF(st.nframes >= 1 && st.end == NATIVE_END_TRUNCATED, "no copy: %zu frames, end %s",
 	      st.nframes, native_end__name(st.end));
 }
 
@@ -397,18 +389,18 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	r.ip = mc + 0x40;
 	r.sp = rule.cframe - 16;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[1].how ==
+	CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[1].how ==
 	      NATIVE_HOW_HOOK && st.frames[2].pc == chain_truth.ra_b && st.nhook == 1 &&
 	      st.end == NATIVE_END_COMPLETE, "trace rule: %zu frames, end %s", st.nframes,
 	      native_end__name(st.end));
-	CHECK(st.frames[0].map >= 0 && (e->pm->nat[st.frames[0].map].flags & NATIVE_MAP_ANON),
+	CHECKF(st.frames[0].map >= 0 && (e->pm->nat[st.frames[0].map].flags & NATIVE_MAP_ANON),
 	      "trace frame not in the anonymous mapping");
 	/* Same, cframe derived from rsp (rsp = cframe - 16 - spadjust). */
 	rule.cframe = 0;
 	rule.spadjust = 32;
 	r.sp = sp_b - cf - 16 - 32;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[2].pc ==
+	CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[2].pc ==
 	      chain_truth.ra_b && st.end == NATIVE_END_COMPLETE, "rsp rule: end %s",
 	      native_end__name(st.end));
 	/* The interpreter rule (VM file missing): CFA = rsp + CFRAME_SIZE. */
@@ -420,7 +412,7 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	r.ip = mc + 0x90;
 	r.sp = sp_b - cf;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[2].pc ==
+	CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c && st.frames[2].pc ==
 	      chain_truth.ra_b && st.end == NATIVE_END_COMPLETE, "vm rule: end %s",
 	      native_end__name(st.end));
 	/* A "VM" pc inside a module (c's code standing in for the interpreter),
@@ -433,7 +425,7 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	o.hook_lo = rule.vm_lo;
 	o.hook_hi = rule.vm_hi;
 	unwind(e, &s->regs, &sec, &o, &st);
-	CHECK(st.nframes >= 4 && st.frames[0].in_module && st.frames[1].how == NATIVE_HOW_HOOK &&
+	CHECKF(st.nframes >= 4 && st.frames[0].in_module && st.frames[1].how == NATIVE_HOW_HOOK &&
 	      st.frames[1].pc == chain_truth.ra_c && st.frames[2].pc == chain_truth.ra_b &&
 	      st.nhook == 1 && st.end == NATIVE_END_COMPLETE, "vm subroutine: %u hook, end %s",
 	      st.nhook, native_end__name(st.end));
@@ -445,7 +437,7 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	o.hook_lo = rule.vm_lo;
 	o.hook_hi = rule.vm_hi;
 	unwind(e, &s->regs, &sec, &o, &st);
-	CHECK(st.nframes >= 4 && st.nhook == 0 && st.frames[2].pc == chain_truth.ra_b &&
+	CHECKF(st.nframes >= 4 && st.nhook == 0 && st.frames[2].pc == chain_truth.ra_b &&
 	      st.frames[2].how == NATIVE_HOW_CFI && st.frames[3].pc == chain_truth.ra_a &&
 	      st.end == NATIVE_END_COMPLETE, "older activation: %u hook, end %s", st.nhook,
 	      native_end__name(st.end));
@@ -459,14 +451,14 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	r.ip = mc + 0x40;
 	r.sp = rule.cframe - 16;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nhook == 1 && st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
+	CHECKF(st.nhook == 1 && st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
 	      st.end == NATIVE_END_COMPLETE, "any_unknown, anonymous: %u hook, end %s", st.nhook,
 	      native_end__name(st.end));
 	for (i = 0; i < maps.n; i++)
 		if (strcmp(maps.v[i].path, "[vdso]") == 0) {
 			r.ip = maps.v[i].start + 0x10;
 			unwind(e, &r, &sec, &o, &st);
-			CHECK(st.nhook == 0 && st.nframes >= 1 && st.frames[0].map == (int)i,
+			CHECKF(st.nhook == 0 && st.nframes >= 1 && st.frames[0].map == (int)i,
 			      "any_unknown took [vdso]");
 		}
 	/* A trace frame above its own cframe cannot be on that trace: declined. */
@@ -477,13 +469,13 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	r.ip = mc + 0x40;
 	r.sp = s->regs.sp;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes >= 1 && st.nhook == 0 && st.end != NATIVE_END_HOOK,
+	CHECKF(st.nframes >= 1 && st.nhook == 0 && st.end != NATIVE_END_HOOK,
 	      "frame above cframe: %u hook, end %s", st.nhook, native_end__name(st.end));
 	/* A cframe whose slots are not in the copy: the walk stops, honestly. */
 	rule.cframe = sp_b + (1u << 20);
 	r.sp = rule.cframe - 16;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes == 1 && st.end == NATIVE_END_HOOK, "unreadable cframe: %zu frames, end %s",
+	CHECKF(st.nframes == 1 && st.end == NATIVE_END_HOOK, "unreadable cframe: %zu frames, end %s",
 	      st.nframes, native_end__name(st.end));
 	/* A pc the rule does not cover: the hook declines, libdw tries frame
 	 * pointers (which hold here when c keeps one: it is stepped as from c). */
@@ -493,11 +485,11 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	r = s->regs;
 	r.ip = mc + 0x40;
 	unwind(e, &r, &sec, &o, &st);
-	CHECK(st.nframes >= 1 && st.nhook == 0 && st.end != NATIVE_END_HOOK,
+	CHECKF(st.nframes >= 1 && st.nhook == 0 && st.end != NATIVE_END_HOOK,
 	      "declined: %zu frames, %u by the hook, end %s", st.nframes, st.nhook,
 	      native_end__name(st.end));
 	if (TEST_NATIVE_FP)
-		CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
+		CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
 		      st.frames[1].how == NATIVE_HOW_FP && st.frames[3].pc == chain_truth.ra_a &&
 		      st.end == NATIVE_END_COMPLETE, "declined, frame pointers: end %s",
 		      native_end__name(st.end));
@@ -532,24 +524,24 @@ static void check_mismatch(const struct chain_snap *s, int fp)
 				}
 			break;
 		}
-	CHECK(nours > 0, "our own mapping not found");
+	CHECKF(nours > 0, "our own mapping not found");
 	if (env__init(&e) == 0) {
 		struct ljs_section sec = snap__section(s, s->len);
 
 		unwind(&e, &s->regs, &sec, NULL, &st);
-		CHECK(st.nframes >= 1 && symbolizer__pc(e.sym, e.pm, st.frames[0].pc, 0, &si) == 0 &&
+		CHECKF(st.nframes >= 1 && symbolizer__pc(e.sym, e.pm, st.frames[0].pc, 0, &si) == 0 &&
 		      si->status == SYM_NO_OBJECT && si->obj && si->obj->status == OBJFILE_MISMATCH &&
 		      !si->name, "mismatch: status %s", si ? sym_status__name(si->status) : "-");
 		/* With frame pointers the chain survives without the file's CFI. */
 		if (fp)
-			CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
+			CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
 			      st.frames[2].pc == chain_truth.ra_b && st.frames[3].pc == chain_truth.ra_a,
 			      "mismatch, frame pointers: %zu frames, end %s", st.nframes,
 			      native_end__name(st.end));
 		for (i = 1; i < st.nframes; i++)
-			CHECK(st.frames[i].sp > st.frames[i - 1].sp, "mismatch: sp order");
+			CHECKF(st.frames[i].sp > st.frames[i - 1].sp, "mismatch: sp order");
 	} else {
-		CHECK(0, "env for the mismatch test");
+		CHECKF(0, "env for the mismatch test");
 	}
 	env__exit(&e);
 	memcpy(m->v, saved, m->n * sizeof(saved[0]));
@@ -570,15 +562,15 @@ static void check_spaces(struct env *e, const struct chain_snap *s)
 	size_t nfirst = 0, i, k;
 
 	native_maps__init(&none, NULL, 0);
-	CHECK(u && native__unwind(u, &none, &s->regs, &sec, NULL, &st) == 0 && st.nframes >= 1,
+	CHECKF(u && native__unwind(u, &none, &s->regs, &sec, NULL, &st) == 0 && st.nframes >= 1,
 	      "no mappings");
 	if (u && TEST_NATIVE_FP)
-		CHECK(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
+		CHECKF(st.nframes >= 4 && st.frames[1].pc == chain_truth.ra_c &&
 		      st.frames[2].pc == chain_truth.ra_b && st.frames[3].pc == chain_truth.ra_a &&
 		      st.frames[1].how == NATIVE_HOW_FP, "no mappings, frame pointers: %zu frames",
 		      st.nframes);
 	if (!u || procmap__new(e->oc, maps.v, maps.n - 1, &pm2) != 0) {
-		CHECK(0, "second mapping set");
+		CHECKF(0, "second mapping set");
 		goto out;
 	}
 	sets[0] = &e->pm->nmaps;
@@ -587,16 +579,16 @@ static void check_spaces(struct env *e, const struct chain_snap *s)
 	for (k = 0; k < 3; k++) {
 		struct native_opts o = { .mem = &e->files };
 
-		CHECK(native__unwind(u, sets[k], &s->regs, &sec, &o, &st) == 0, "unwind %zu", k);
+		CHECKF(native__unwind(u, sets[k], &s->regs, &sec, &o, &st) == 0, "unwind %zu", k);
 		if (k == 0)
 			for (nfirst = 0; nfirst < st.nframes && nfirst < 3; nfirst++)
 				first[nfirst] = st.frames[nfirst].pc;
-		CHECK(st.end == NATIVE_END_COMPLETE && st.nframes >= nfirst, "set %zu: end %s", k,
+		CHECKF(st.end == NATIVE_END_COMPLETE && st.nframes >= nfirst, "set %zu: end %s", k,
 		      native_end__name(st.end));
 		for (i = 0; i < nfirst && i < st.nframes; i++)
-			CHECK(st.frames[i].pc == first[i], "set %zu frame %zu differs", k, i);
+			CHECKF(st.frames[i].pc == first[i], "set %zu frame %zu differs", k, i);
 	}
-	CHECK(native_unw__stats(u)->spaces_created == 4 && native_unw__stats(u)->spaces_evicted == 3,
+	CHECKF(native_unw__stats(u)->spaces_created == 4 && native_unw__stats(u)->spaces_evicted == 3,
 	      "spaces: %llu created, %llu evicted",
 	      (unsigned long long)native_unw__stats(u)->spaces_created,
 	      (unsigned long long)native_unw__stats(u)->spaces_evicted);

@@ -18,17 +18,9 @@
 #include <unistd.h>
 
 #include "symtab/ksyms.h"
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+int failures, checks;
 
 /* Write text to a fresh temporary file; its path goes to buf. */
 static int write_tmp(const char *text, char *buf, size_t size)
@@ -79,32 +71,32 @@ static void check_crafted(void)
 	int err;
 
 	if (write_tmp(text, path, sizeof(path)) != 0) {
-		CHECK(0, "cannot write a temporary file");
+		CHECKF(0, "cannot write a temporary file");
 		return;
 	}
 	err = ksyms__load(path, &k);
 	unlink(path);
-	CHECK(err == 0 && k, "load crafted: %d", err);
+	CHECKF(err == 0 && k, "load crafted: %d", err);
 	if (!k)
 		return;
-	CHECK(ksyms__count(k) == 8, "%zu distinct addresses, want 8", ksyms__count(k));
+	CHECKF(ksyms__count(k) == 8, "%zu distinct addresses, want 8", ksyms__count(k));
 	/* aliases: global first, then fewest leading '_', then longest */
-	CHECK(strcmp(name_at(k, 0xffffffff81000000ull), "srso_alias_untrain_ret") == 0,
+	CHECKF(strcmp(name_at(k, 0xffffffff81000000ull), "srso_alias_untrain_ret") == 0,
 	      "alias at _text: %s", name_at(k, 0xffffffff81000000ull));
-	CHECK(strcmp(name_at(k, 0xffffffff81000280ull), "abcd") == 0, "longest alias: %s",
+	CHECKF(strcmp(name_at(k, 0xffffffff81000280ull), "abcd") == 0, "longest alias: %s",
 	      name_at(k, 0xffffffff81000280ull));
-	CHECK(strcmp(name_at(k, 0xffffffff81000100ull), "__global_fn") == 0, "global wins: %s",
+	CHECKF(strcmp(name_at(k, 0xffffffff81000100ull), "__global_fn") == 0, "global wins: %s",
 	      name_at(k, 0xffffffff81000100ull));
 	s = ksyms__find(k, 0xffffffff81000234ull, &off);
-	CHECK(s && strcmp(s->name, "schedule") == 0 && off == 0x34 && s->module[0] == 0,
+	CHECKF(s && strcmp(s->name, "schedule") == 0 && off == 0x34 && s->module[0] == 0,
 	      "schedule+0x34");
-	CHECK(strcmp(name_at(k, 0xffffffff8100027full), "schedule") == 0, "end of schedule");
+	CHECKF(strcmp(name_at(k, 0xffffffff8100027full), "schedule") == 0, "end of schedule");
 	s = ksyms__find(k, 0xffffffffc0a01010ull, &off);
-	CHECK(s && strcmp(s->name, "mod_fn") == 0 && strcmp(s->module, "ext4") == 0 && off == 0x10,
+	CHECKF(s && strcmp(s->name, "mod_fn") == 0 && strcmp(s->module, "ext4") == 0 && off == 0x10,
 	      "module symbol: %s [%s]", s ? s->name : "-", s ? s->module : "-");
 	s = ksyms__find(k, 0xffffffffc0b00004ull, NULL);
-	CHECK(s && strcmp(s->module, "__builtin__ftrace") == 0, "builtin module");
-	CHECK(ksyms__find(k, 0xffffffff80ffffffull, NULL) == NULL, "below every symbol");
+	CHECKF(s && strcmp(s->module, "__builtin__ftrace") == 0, "builtin module");
+	CHECKF(ksyms__find(k, 0xffffffff80ffffffull, NULL) == NULL, "below every symbol");
 	ksyms__delete(k);
 
 	if (write_tmp(zeros, path, sizeof(path)) != 0)
@@ -112,8 +104,8 @@ static void check_crafted(void)
 	k = NULL;
 	err = ksyms__load(path, &k);
 	unlink(path);
-	CHECK(err == -EPERM && !k, "all-zero addresses must be -EPERM, got %d", err);
-	CHECK(ksyms__load("/nonexistent/kallsyms", &k) == -ENOENT, "missing file");
+	CHECKF(err == -EPERM && !k, "all-zero addresses must be -EPERM, got %d", err);
+	CHECKF(ksyms__load("/nonexistent/kallsyms", &k) == -ENOENT, "missing file");
 }
 
 /* Does the subset resolve ips exactly as the full table? */
@@ -125,7 +117,7 @@ static void check_subset(const struct ksyms *full, const uint64_t *ips, size_t n
 	int err;
 
 	err = ksyms__select(full, ips, n, &sel, &nsel);
-	CHECK(err == 0 && nsel > 0 && nsel <= 2 * n, "select: %d, %zu symbols for %zu ips", err,
+	CHECKF(err == 0 && nsel > 0 && nsel <= 2 * n, "select: %d, %zu symbols for %zu ips", err,
 	      nsel, n);
 	if (err || !back)
 		goto out;
@@ -144,7 +136,7 @@ static void check_subset(const struct ksyms *full, const uint64_t *ips, size_t n
 		free((char *)copy[i].module);
 	}
 	free(copy);
-	CHECK(ksyms__finish(back) == 0 && ksyms__count(back) == nsel, "read back");
+	CHECKF(ksyms__finish(back) == 0 && ksyms__count(back) == nsel, "read back");
 	for (i = 0; i < n && bad < 10; i++) {
 		uint64_t o1 = 0, o2 = 0;
 		const struct ksym *a = ksyms__find(full, ips[i], &o1);
@@ -153,7 +145,7 @@ static void check_subset(const struct ksyms *full, const uint64_t *ips, size_t n
 		if (!a || !b || a->addr != b->addr || strcmp(a->name, b->name) != 0 ||
 		    strcmp(a->module, b->module) != 0 || o1 != o2) {
 			bad++;
-			CHECK(0, "ip %#llx: full %s, subset %s", (unsigned long long)ips[i],
+			CHECKF(0, "ip %#llx: full %s, subset %s", (unsigned long long)ips[i],
 			      a ? a->name : "-", b ? b->name : "-");
 		}
 	}
@@ -177,7 +169,7 @@ static int check_real(void)
 			fclose(f);
 		return 77;
 	}
-	CHECK(err == 0 && ksyms__count(k) > 1000, "load /proc/kallsyms: %d", err);
+	CHECKF(err == 0 && ksyms__count(k) > 1000, "load /proc/kallsyms: %d", err);
 	while (k && f && fgets(buf, sizeof(buf), f)) {
 		unsigned long long addr;
 		char type, name[512];
@@ -187,7 +179,7 @@ static int check_real(void)
 		if (line++ % 499 || sscanf(buf, "%llx %c %511s", &addr, &type, name) != 3)
 			continue;
 		s = ksyms__find(k, addr, &off);
-		CHECK(s && s->addr == addr && off == 0, "%s at %#llx resolves to %s", name, addr,
+		CHECKF(s && s->addr == addr && off == 0, "%s at %#llx resolves to %s", name, addr,
 		      s ? s->name : "-");
 		checked++;
 		if (nips + 3 <= sizeof(ips) / sizeof(ips[0])) {
@@ -198,7 +190,7 @@ static int check_real(void)
 	}
 	if (f)
 		fclose(f);
-	CHECK(checked > 50, "only %zu kallsyms lines checked", checked);
+	CHECKF(checked > 50, "only %zu kallsyms lines checked", checked);
 	if (k)
 		check_subset(k, ips, nips);
 	ksyms__delete(k);
@@ -217,7 +209,7 @@ static void check_ipset(void)
 	for (i = 0; i < 20000; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		all[i] = 0xffffffff81000000ull + (x % 3000) * 16;
-		CHECK(ksym_ipset__add(s, all[i]) == 0, "add");
+		CHECKF(ksym_ipset__add(s, all[i]) == 0, "add");
 	}
 	ksym_ipset__add(s, 0);
 	for (i = 0; i < 20000; i++) {
@@ -226,9 +218,9 @@ static void check_ipset(void)
 		distinct += j == i;
 	}
 	v = ksym_ipset__values(s, &n);
-	CHECK(n == distinct, "%zu values, %zu distinct", n, distinct);
+	CHECKF(n == distinct, "%zu values, %zu distinct", n, distinct);
 	for (i = 0; v && i < n; i++)
-		CHECK(v[i] != 0, "zero kept");
+		CHECKF(v[i] != 0, "zero kept");
 	ksym_ipset__delete(s);
 }
 
@@ -246,7 +238,7 @@ int main(void)
 			fprintf(stderr, "kallsyms addresses are hidden: run as root (skipped)\n");
 			return failures ? 1 : 77;
 		}
-		CHECK(0, "kallsyms addresses are hidden on CI: run the tests as root");
+		CHECKF(0, "kallsyms addresses are hidden on CI: run the tests as root");
 	}
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);

@@ -32,17 +32,9 @@
 #include "symtab/elf.h"
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+int failures, checks;
 
 /* One mapping line of ours, with the file's build id. */
 struct map1 {
@@ -112,10 +104,10 @@ static void check_demangle(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *d = symbolizer__demangle(cases[i][0]);
 
-		CHECK(d && strcmp(d, cases[i][1]) == 0, "%s -> %s", cases[i][0], d ? d : "NULL");
+		CHECKF(d && strcmp(d, cases[i][1]) == 0, "%s -> %s", cases[i][0], d ? d : "NULL");
 		free(d);
 	}
-	CHECK(symbolizer__demangle("main") == NULL, "plain C names are not mangled");
+	CHECKF(symbolizer__demangle("main") == NULL, "plain C names are not mangled");
 }
 
 /* A mangled .dynsym symbol of libstdc++, by address. */
@@ -131,12 +123,12 @@ static void check_cxx(struct objcache *oc, struct symbolizer *sym)
 		return;
 	}
 	obj = objcache__get(oc, lib, NULL, 0);
-	CHECK(obj && obj->status == OBJFILE_OK && obj->ef, "libstdc++ opened");
+	CHECKF(obj && obj->status == OBJFILE_OK && obj->ef, "libstdc++ opened");
 	if (!obj || !obj->ef || elf_file__sym_lookup(obj->ef, "_ZNSt9exceptionD1Ev", &es) != 0) {
-		CHECK(0, "no _ZNSt9exceptionD1Ev in libstdc++");
+		CHECKF(0, "no _ZNSt9exceptionD1Ev in libstdc++");
 		return;
 	}
-	CHECK(symbolizer__obj(sym, obj, es.value + 2, &si) == 0 && si->status == SYM_OK &&
+	CHECKF(symbolizer__obj(sym, obj, es.value + 2, &si) == 0 && si->status == SYM_OK &&
 	      si->name && strcmp(si->name, "std::exception::~exception()") == 0 && si->offset == 2,
 	      "libstdc++ symbol: %s", si && si->name ? si->name : "-");
 }
@@ -154,7 +146,7 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 	uint32_t crc = 0, fcrc = 1;
 	int has_debug;
 
-	CHECK(n >= 2 && maps[0].m.build_id_len == 20, "libc's mappings: %zu", n);
+	CHECKF(n >= 2 && maps[0].m.build_id_len == 20, "libc's mappings: %zu", n);
 	if (n < 2)
 		return;
 	{
@@ -163,18 +155,18 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 		for (i = 0; i < n; i++)
 			v[i] = maps[i].m;
 		if (procmap__new(oc, v, n, &pm) != 0) {
-			CHECK(0, "procmap");
+			CHECKF(0, "procmap");
 			return;
 		}
 	}
-	CHECK(symbolizer__pc(sym, pm, pc, 0, &si) == 0 && si->status == SYM_OK && si->offset == 0 &&
+	CHECKF(symbolizer__pc(sym, pm, pc, 0, &si) == 0 && si->status == SYM_OK && si->offset == 0 &&
 	      si->raw_name && strstr(si->raw_name, "getpid") &&
 	      si->sym_addr + procmap__find(pm, pc)->bias == pc, "getpid: %s+%#llx",
 	      si && si->raw_name ? si->raw_name : "-", si ? (unsigned long long)si->offset : 0ull);
 	/* The debug file, by build id, exactly when it is installed. */
 	buildid__path("/usr/lib/debug", maps[0].id, 20, ".debug", want, sizeof(want));
 	has_debug = stat(want, &stt) == 0;
-	CHECK(si && si->obj && (!!si->obj->debug == has_debug) &&
+	CHECKF(si && si->obj && (!!si->obj->debug == has_debug) &&
 	      (!has_debug || (strcmp(si->obj->debug, want) == 0 &&
 			      si->obj->debug_how == BUILDID_BY_ID)),
 	      "debug file %s (installed: %d)", si && si->obj && si->obj->debug ? si->obj->debug : "-",
@@ -182,8 +174,8 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 	if (!has_debug)
 		fprintf(stderr, "note: libc6-dbg not installed: debug-file checks skipped\n");
 	if (has_debug && si && si->obj) {
-		CHECK(buildid__debuglink(si->obj->ef, link, sizeof(link), &crc) == 0, "debuglink");
-		CHECK(buildid__file_crc(want, &fcrc) == 0 && fcrc == crc,
+		CHECKF(buildid__debuglink(si->obj->ef, link, sizeof(link), &crc) == 0, "debuglink");
+		CHECKF(buildid__file_crc(want, &fcrc) == 0 && fcrc == crc,
 		      "CRC of %s: %#x, .gnu_debuglink says %#x", want, fcrc, crc);
 	}
 	procmap__delete(pm);
@@ -199,21 +191,21 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 			v[i].path = "/nonexistent/lib/libc.so.6";
 		}
 		if (procmap__new(oc, v, n, &pm) != 0) {
-			CHECK(0, "procmap (missing binary)");
+			CHECKF(0, "procmap (missing binary)");
 			return;
 		}
 		e = procmap__find(pm, pc + 5);
-		CHECK(e && e->obj && e->obj->status == OBJFILE_MISSING && !e->has_bias &&
+		CHECKF(e && e->obj && e->obj->status == OBJFILE_MISSING && !e->has_bias &&
 		      !(pm->nat[e - pm->v].flags & NATIVE_MAP_CFI), "missing binary: %s",
 		      e && e->obj ? objfile_status__name(e->obj->status) : "-");
-		CHECK(symbolizer__pc(sym, pm, pc + 5, 0, &si) == 0, "lookup");
+		CHECKF(symbolizer__pc(sym, pm, pc + 5, 0, &si) == 0, "lookup");
 		if (has_debug)
-			CHECK(si->status == SYM_OK && si->bias_guessed && si->from_debug &&
+			CHECKF(si->status == SYM_OK && si->bias_guessed && si->from_debug &&
 			      si->raw_name && strstr(si->raw_name, "getpid") && si->offset == 5,
 			      "missing binary, debug file: %s+%#llx", si->raw_name ? si->raw_name : "-",
 			      (unsigned long long)si->offset);
 		else
-			CHECK(si->status == SYM_NO_OBJECT && !si->name && e &&
+			CHECKF(si->status == SYM_NO_OBJECT && !si->name && e &&
 			      si->file_off == pc + 5 - e->start + e->offset &&
 			      strcmp(si->module, "libc.so.6") == 0, "missing binary: %s+%#llx",
 			      si->module, (unsigned long long)si->file_off);
@@ -242,7 +234,7 @@ static void check_vdso(void)
 		goto out;
 	}
 	n = maps_of(base, maps, 4);
-	CHECK(sym && f && n == 1 && strcmp(maps[0].path, "[vdso]") == 0 && oc, "vDSO at %#llx: %zu maps",
+	CHECKF(sym && f && n == 1 && strcmp(maps[0].path, "[vdso]") == 0 && oc, "vDSO at %#llx: %zu maps",
 	      (unsigned long long)base, n);
 	if (!sym || !f || n != 1 || !oc)
 		goto out;
@@ -250,21 +242,21 @@ static void check_vdso(void)
 			       "[vdso]", &ef) == 0)
 		idlen = elf_file__build_id(ef, id, sizeof(id));
 	elf_file__delete(ef);
-	CHECK(idlen > 0, "the vDSO has no build id");
-	CHECK(objcache__add_image(oc, "[vdso]", id, (size_t)idlen, (const uint8_t *)(uintptr_t)base,
+	CHECKF(idlen > 0, "the vDSO has no build id");
+	CHECKF(objcache__add_image(oc, "[vdso]", id, (size_t)idlen, (const uint8_t *)(uintptr_t)base,
 				  maps[0].m.end - maps[0].m.start) == 0, "add image");
 	/* A mapping without the build id is not given the image. */
-	CHECK(procmap__new(oc, &maps[0].m, 1, &pm) == 0 && !procmap__find(pm, base)->obj,
+	CHECKF(procmap__new(oc, &maps[0].m, 1, &pm) == 0 && !procmap__find(pm, base)->obj,
 	      "a [vdso] mapping without build id got an object");
 	procmap__delete(pm);
 	pm = NULL;
 	maps[0].m.build_id = id;
 	maps[0].m.build_id_len = (uint32_t)idlen;
 	if (procmap__new(oc, &maps[0].m, 1, &pm) != 0) {
-		CHECK(0, "procmap of the vDSO");
+		CHECKF(0, "procmap of the vDSO");
 		goto out;
 	}
-	CHECK(symbolizer__pc(sym, pm, (uint64_t)(uintptr_t)f + 1, 0, &si) == 0 && si->status == SYM_OK &&
+	CHECKF(symbolizer__pc(sym, pm, (uint64_t)(uintptr_t)f + 1, 0, &si) == 0 && si->status == SYM_OK &&
 	      si->raw_name && (strcmp(si->raw_name, "__vdso_clock_gettime") == 0 ||
 			       (strcmp(si->raw_name, "clock_gettime") == 0 &&
 				dlsym(h, "clock_gettime") == f)) && si->offset == 1,
@@ -328,10 +320,10 @@ static void check_sysroot(void)
 	o.debug_dirs = "/nonexistent-debug";
 	oc = objcache__new(&o);
 	obj = oc ? objcache__get(oc, maps[0].path, maps[0].id, 20) : NULL;
-	CHECK(obj && obj->status == OBJFILE_OK && obj->found &&
+	CHECKF(obj && obj->status == OBJFILE_OK && obj->found &&
 	      strncmp(obj->found, root, strlen(root)) == 0, "sysroot: found %s",
 	      obj && obj->found ? obj->found : "-");
-	CHECK(obj && obj->debug && strcmp(obj->debug, p) == 0 && obj->debug_how == BUILDID_BY_LINK,
+	CHECKF(obj && obj->debug && strcmp(obj->debug, p) == 0 && obj->debug_how == BUILDID_BY_LINK,
 	      "debuglink in .debug/: %s", obj && obj->debug ? obj->debug : "-");
 	objcache__delete(oc);
 out:
