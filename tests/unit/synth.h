@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "unwind/ljlayout.h"
+#include "unwind/memsrc.h"
+#include "unwind/sample.h"
 
 struct synth {
 	const struct lj_layout *lay;
@@ -75,6 +77,35 @@ static inline uint64_t synth__str(struct synth *m, const char *s)
 	synth__put(m, a + m->lay->str_len, n, 4);
 	memcpy(&m->mem[a + m->lay->str_size - m->base], s, n + 1);
 	return a;
+}
+
+/* Append to s a section of kind holding a copy of [addr, addr + len),
+ * stored at buf + *off (advanced, 8-aligned). */
+static inline void synth__section(const struct synth *m, struct ljs_sample *s, int kind,
+				  uint64_t addr, size_t len, uint8_t *buf, size_t *off)
+{
+	struct ljs_section *sec = &s->sec[s->nsec++];
+
+	sec->kind = (uint16_t)kind;
+	sec->addr = addr;
+	sec->len = sec->want = (uint32_t)len;
+	memcpy(buf + *off, &m->mem[addr - m->base], len);
+	sec->data = buf + *off;
+	*off += (len + 7) & ~(size_t)7;
+}
+
+/* ms reads the whole memory written so far (through win and ws, which
+ * must outlive it); next as given. */
+static inline void synth__memsrc(const struct synth *m, struct memsrc_window *win,
+				 struct memsrc_windows *ws, struct memsrc *ms,
+				 const struct memsrc *next)
+{
+	win->addr = m->base;
+	win->len = m->used;
+	win->data = m->mem;
+	ws->w = win;
+	ws->n = 1;
+	memsrc__init_windows(ms, ws, next);
 }
 
 #endif

@@ -184,7 +184,6 @@ static void world_build(struct world *w, const struct lj_layout *lay, uint64_t b
 static void world_sample(struct world *w, uint8_t *copy, int with_world)
 {
 	const struct lj_layout *lay = w->lay;
-	struct ljs_section *sec;
 	size_t off = 0;
 	struct { int kind; uint64_t addr; size_t len; } secs[] = {
 		{ LJS_SEC_G, w->g, lay->g_size },
@@ -196,21 +195,9 @@ static void world_sample(struct world *w, uint8_t *copy, int with_world)
 	memset(&w->s, 0, sizeof(w->s));
 	w->s.g = w->g;
 	w->s.flags = LJS_SAMPLE_F_LUAJIT | LJS_SAMPLE_F_REGS_VALID;
-	for (i = 0; i < 3; i++) {
-		sec = &w->s.sec[w->s.nsec++];
-		sec->kind = (uint16_t)secs[i].kind;
-		sec->addr = secs[i].addr;
-		sec->len = sec->want = (uint32_t)secs[i].len;
-		memcpy(copy + off, &w->mem[secs[i].addr - w->sm.base], secs[i].len);
-		sec->data = copy + off;
-		off += (secs[i].len + 7) & ~(size_t)7;
-	}
-	w->win[0].addr = w->sm.base;
-	w->win[0].len = w->sm.used;
-	w->win[0].data = w->mem;
-	w->ws.w = w->win;
-	w->ws.n = 1;
-	memsrc__init_windows(&w->ms_world, &w->ws, NULL);
+	for (i = 0; i < 3; i++)
+		synth__section(&w->sm, &w->s, secs[i].kind, secs[i].addr, secs[i].len, copy, &off);
+	synth__memsrc(&w->sm, w->win, &w->ws, &w->ms_world, NULL);
 	memsrc__init_sample(&w->ms, &w->s, with_world ? &w->ms_world : NULL);
 }
 
