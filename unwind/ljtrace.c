@@ -325,7 +325,7 @@ static int ir__ins(struct ljt *t, uint32_t ref, uint8_t *b)
 /* A KGC constant's object and IR type. */
 int ljt__kgc(struct ljt *t, uint32_t ref, uint64_t *obj, uint8_t *irt)
 {
-	uint8_t b[IRINS], v[IRINS];
+	uint8_t b[IRINS];
 	int err;
 
 	if (ref < t->h.nk || ref >= LJT_REF_BIAS)
@@ -337,16 +337,7 @@ int ljt__kgc(struct ljt *t, uint32_t ref, uint64_t *obj, uint8_t *irt)
 		return -EINVAL;
 	if (irt)
 		*irt = b[4] & 0x1f;
-	if (t->ref == 4) {
-		*obj = le(b, 4);
-		return 0;
-	}
-	if (ref + 1 >= LJT_REF_BIAS)
-		return -EINVAL;
-	err = ir__ins(t, ref + 1, v);
-	if (!err)
-		*obj = le(v, 8);
-	return err;
+	return ljt__k64(t, ref, obj);	/* the pointer, where the build keeps it */
 }
 
 /* The 64 bits of a KNUM / KINT64 / KPTR constant (KGC too in GC64). */
