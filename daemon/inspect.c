@@ -118,8 +118,7 @@ static void keep_xranges(struct proc *p, const struct lj_proc_detect *pd)
 		v[2 * n + 1] = pd->maps[i].end;
 		n++;
 	}
-	proctab__set_xranges(p, v, n);
-	free(v);
+	proctab__set_xranges(p, v, n);	/* no memory: no ranges, every IP looks new */
 }
 
 /* Describe a detected build for humans. */

@@ -98,24 +98,11 @@ struct proc *proctab__next(struct proctab *pt, uint32_t *iter)
 }
 
 /* Replace p's executable ranges; see proctab.h. */
-int proctab__set_xranges(struct proc *p, const uint64_t *pairs, uint32_t n)
+void proctab__set_xranges(struct proc *p, uint64_t *pairs, uint32_t n)
 {
-	uint64_t *v = NULL;
-	int err = 0;
-
-	if (n) {
-		v = malloc((size_t)n * 2 * sizeof(*v));
-		if (v) {
-			memcpy(v, pairs, (size_t)n * 2 * sizeof(*v));
-		} else {
-			n = 0;
-			err = -ENOMEM;
-		}
-	}
 	free(p->xr);
-	p->xr = v;
-	p->nxr = n;
-	return err;
+	p->xr = pairs;
+	p->nxr = pairs ? n : 0;
 }
 
 /* Whether addr lies in one of p's executable ranges (binary search). */

@@ -65,9 +65,9 @@ struct proc *proctab__get(struct proctab *pt, uint32_t pid);
 /* Iterate: for (i = 0; (p = proctab__next(pt, &i)); ) ... */
 struct proc *proctab__next(struct proctab *pt, uint32_t *iter);
 
-/* Replace p's executable ranges with n [lo, hi) pairs (sorted by lo);
- * 0 or -ENOMEM (the old ones are dropped then). */
-int proctab__set_xranges(struct proc *p, const uint64_t *pairs, uint32_t n);
+/* Replace p's executable ranges with n [lo, hi) pairs sorted by lo, in
+ * pairs (malloc'ed, or NULL when n is 0), which p takes over. */
+void proctab__set_xranges(struct proc *p, uint64_t *pairs, uint32_t n);
 
 /* Whether addr lies in one of p's executable ranges. */
 int proctab__in_xrange(const struct proc *p, uint64_t addr);
