@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "daemon/cmds.h"
 #include "daemon/report_proc.h"
@@ -44,6 +45,7 @@ struct report_opts {
 	unsigned top;
 	unsigned stack_flags;	/* RSTACK_* */
 	int by_trace;		/* text: a table of samples per JIT trace */
+	struct buildid_opts files;	/* where the recorded files are looked up */
 };
 
 struct notes {
@@ -58,7 +60,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ljsnap report [-f folded|text] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
-		"                     [--by-trace] FILE\n"
+		"                     [--by-trace] [--sysroot DIR] [--debug-dir DIRS] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
 		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
@@ -78,6 +80,10 @@ static void usage(FILE *out)
 		"      --no-kernel      leave out kernel frames\n"
 		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line,\n"
 		"                       its root trace and the function it started in)\n"
+		"      --sysroot DIR    look the recorded files up under DIR (a copy of the\n"
+		"                       recording machine's files) instead of under /\n"
+		"      --debug-dir DIRS colon-separated debug file roots (default /usr/lib/debug,\n"
+		"                       under the sysroot)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Stacks run from the process name (the root) through native frames (unwound\n"
@@ -122,9 +128,12 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "native-only", no_argument, NULL, 6 },
 		{ "no-kernel", no_argument, NULL, 7 },
 		{ "by-trace", no_argument, NULL, 8 },
+		{ "sysroot", required_argument, NULL, 9 },
+		{ "debug-dir", required_argument, NULL, 10 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	struct stat sb;
 	uint32_t v;
 	int c;
 
@@ -181,6 +190,16 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 8:
 			o->by_trace = 1;
+			break;
+		case 9:
+			if (stat(optarg, &sb) || !S_ISDIR(sb.st_mode)) {
+				fprintf(stderr, "ljsnap report: --sysroot %s: not a directory\n", optarg);
+				return -EINVAL;
+			}
+			o->files.sysroot = optarg;
+			break;
+		case 10:
+			o->files.debug_dirs = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -642,7 +661,7 @@ int cmd_report(int argc, char **argv)
 	mt = memtable__new();
 	c.agg = agg__new(o.lines ? AGG_LINES : 0);
 	c.w = ljw__new();
-	c.rs = rstack__new(o.stack_flags);
+	c.rs = rstack__new(o.stack_flags, &o.files);
 	if (!mt || !c.agg || !c.w || !c.rs) {
 		fprintf(stderr, "ljsnap report: out of memory\n");
 		goto out;

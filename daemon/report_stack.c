@@ -37,14 +37,14 @@ struct rstack {
 };
 
 /* Create a stack builder. */
-struct rstack *rstack__new(unsigned flags)
+struct rstack *rstack__new(unsigned flags, const struct buildid_opts *files)
 {
 	struct rstack *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
 	r->flags = flags;
-	r->oc = objcache__new(NULL);
+	r->oc = objcache__new(files);
 	r->sym = symbolizer__new(NULL);
 	r->u = native_unw__new(NULL);
 	r->ks = ksyms__new();

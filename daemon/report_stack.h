@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "formats/aggregate.h"
 #include "formats/snapfile.h"
+#include "symtab/buildid.h"
 #include "unwind/ljwalk.h"
 
 #define RSTACK_LUA_ONLY		0x1	/* only Lua frames and pseudo frames */
@@ -36,7 +37,8 @@ struct rstack_stats {
 	uint64_t ksym_missing;		/* kernel frames without a symbol */
 };
 
-struct rstack *rstack__new(unsigned flags);
+/* files: where the recorded files are looked up (NULL: on this machine's /). */
+struct rstack *rstack__new(unsigned flags, const struct buildid_opts *files);
 void rstack__delete(struct rstack *r);
 
 /* Resolve a PROCESS record's mappings (files looked up on this machine). */

@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Golden test: the report of a few small real captures (tests/golden/*.ljsnap.gz:
+# luajit with the JIT off and on, a non-GC64 build, 4 nginx workers with
+# OpenResty's luajit2) must stay byte-identical to tests/golden/expect/.
+# It holds the output of the code as it was when the fixtures were recorded
+# (tests/golden/make-fixtures.sh), so that moving code between layers is
+# proven to change no behaviour.
+#
+# Two ways of finding the recorded files:
+#   --sysroot EMPTY  nothing of this machine's is used: the Lua walk, the
+#                    stitching and the names from the capture alone (native
+#                    frames fall back to frame pointers and module+offset);
+#                    the same on every machine.
+#   this machine's   for the luajit fixtures, whose files (Debian's luajit,
+#                    libc...) are checked first against the sha256 sums taken
+#                    when they were recorded (expect/host-files.sha256):
+#                    symbolization, CFI unwinding and inline frames too.
+# `golden.sh --write` rewrites expect/ (only make-fixtures.sh does that).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+LJSNAP=${LJSNAP:-${top_builddir:-$here/../..}/ljsnap}
+exp=$here/expect
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/empty"
+write=0
+[ "${1:-}" = --write ] && write=1 && mkdir -p "$exp"
+fails=0
+
+# check NAME OUTFILE: compare with (or write) expect/NAME
+check() {
+	if [ $write = 1 ]; then
+		cp "$2" "$exp/$1"
+	elif ! cmp -s "$2" "$exp/$1"; then
+		echo "FAIL: $1 differs from tests/golden/expect/$1:"
+		diff -u "$exp/$1" "$2" | head -40
+		fails=$((fails + 1))
+	else
+		echo "ok: $1 ($(wc -l < "$2") lines)"
+	fi
+}
+
+# outputs NAME CAPTURE TAG ARGS...: every view of one capture
+outputs() {
+	n=$1; cap=$2; tag=$3; shift 3
+	for view in "-f folded" "-f folded --lua-only" "-f folded --native-only" \
+		"-f folded --lines --no-kernel" "-f text --by-trace"; do
+		v=$(echo "$view" | sed -e 's/-f //' -e 's/ --/-/g' -e 's/ //g')
+		# shellcheck disable=SC2086
+		if ! "$LJSNAP" report $view "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
+			echo "FAIL: $n.$tag.$v: ljsnap report failed:"; cat "$tmp/err"
+			fails=$((fails + 1))
+			continue
+		fi
+		check "$n.$tag.$v" "$tmp/out"
+	done
+}
+
+for gz in "$here"/*.ljsnap.gz; do
+	n=$(basename "$gz" .ljsnap.gz)
+	# the report names the file it read in the text summary: the same name
+	cap=$tmp/$n.ljsnap
+	gzip -dc "$gz" > "$cap" || { echo "FAIL: $gz does not decompress"; fails=$((fails + 1)); continue; }
+	(cd "$tmp" && outputs "$n" "$n.ljsnap" sysroot-empty --sysroot empty) || true
+done
+
+# This machine's files: for the luajit fixtures, when they are the same files.
+files="/usr/bin/luajit $(ldd /usr/bin/luajit 2>/dev/null | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)"
+if [ $write = 1 ]; then
+	# shellcheck disable=SC2086
+	sha256sum $(readlink -f $files) > "$exp/host-files.sha256"
+fi
+if sha256sum --quiet -c "$exp/host-files.sha256" > /dev/null 2>&1; then
+	for n in luajit-joff luajit-jon; do
+		(cd "$tmp" && outputs "$n" "$n.ljsnap" host) || true
+	done
+else
+	echo "note: this machine's luajit or its libraries are not the files the fixtures were recorded with; compared without them only"
+fi
+[ $write = 1 ] && { echo "wrote $exp"; exit 0; }
+[ $fails = 0 ] || { echo "$fails golden comparisons failed"; exit 1; }
+exit 0
