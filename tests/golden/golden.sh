@@ -19,7 +19,7 @@
 # `golden.sh --write` rewrites expect/ (only make-fixtures.sh does that).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-LJSNAP=${LJSNAP:-${top_builddir:-$here/../..}/ljsnap}
+LJSNAP=$(realpath "${LJSNAP:-${top_builddir:-$here/../..}/ljsnap}")
 exp=$here/expect
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
