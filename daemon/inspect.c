@@ -137,7 +137,7 @@ static void write_process(struct recorder *rc, const struct proc *p,
 			  const struct lj_proc_detect *pd, const char *exe, const char *cmdline,
 			  uint64_t start_ns)
 {
-	struct snapfile_mapping *maps = NULL;
+	struct procmap_desc *maps = NULL;
 	const char **prov = NULL;
 	struct snapfile_process sp;
 	size_t i, n = 0;
@@ -155,15 +155,15 @@ static void write_process(struct recorder *rc, const struct proc *p,
 		maps = calloc(pd->nmaps, sizeof(*maps));
 		for (i = 0; maps && i < pd->nmaps; i++) {
 			const struct lj_mapping *m = &pd->maps[i];
-			struct snapfile_mapping *o = &maps[n++];
+			struct procmap_desc *o = &maps[n++];
 
 			o->start = m->start;
 			o->end = m->end;
 			o->offset = m->offset;
-			o->prot = ((m->prot & PROT_READ) ? SNAPFILE_PROT_READ : 0) |
-				  ((m->prot & PROT_WRITE) ? SNAPFILE_PROT_WRITE : 0) |
-				  ((m->prot & PROT_EXEC) ? SNAPFILE_PROT_EXEC : 0) |
-				  ((m->flags & LJ_MAP_F_SHARED) ? SNAPFILE_PROT_SHARED : 0);
+			o->prot = ((m->prot & PROT_READ) ? PROCMAP_PROT_READ : 0) |
+				  ((m->prot & PROT_WRITE) ? PROCMAP_PROT_WRITE : 0) |
+				  ((m->prot & PROT_EXEC) ? PROCMAP_PROT_EXEC : 0) |
+				  ((m->flags & LJ_MAP_F_SHARED) ? PROCMAP_PROT_SHARED : 0);
 			o->path = m->path ? m->path : "";
 			o->build_id = m->build_id;
 			o->build_id_len = m->build_id_len;

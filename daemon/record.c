@@ -315,7 +315,7 @@ static void note_kernel_ips(struct recorder *rc, const struct ljs_sample *s)
 /* Write the kernel symbols that resolve every kernel IP seen. */
 static void write_ksyms(struct recorder *rc)
 {
-	struct snapfile_ksym *sel = NULL;
+	struct ksym *sel = NULL;
 	struct ksyms *ks = NULL;
 	const uint64_t *ips;
 	size_t n = 0, nsel = 0, i;

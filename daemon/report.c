@@ -475,7 +475,8 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	struct rproc *p = ptab__get(c->pt, s->pid);
 	const struct rdesc *d = p ? rproc__desc_at(p, offset) : NULL;
 	const struct ljw_stack *lua = NULL;
-	struct rstack_proc rp;
+	static const struct ljs_proc none;
+	const struct ljs_proc *rp = &none;
 	struct memtable_src msrc;
 	struct memsrc sm;
 	struct ljw_stack st;
@@ -490,20 +491,15 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 			memcpy(p->comm, s->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = '\0';
 		c->unknown_pid += p->samples == 1;
-		memset(&rp, 0, sizeof(rp));
 	} else {
-		rp.pm = d->pm;
-		rp.has_luajit = d->has_luajit;
-		rp.layout = &d->layout;
-		rp.vm_lo = d->vm_lo;
-		rp.vm_hi = d->vm_hi;
+		rp = &d->proc;
 	}
 	comm = d && d->comm[0] ? d->comm : p->comm[0] ? p->comm : "?";
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
 	memsrc__init_sample(&sm, s, &msrc.ms);
 	agg_stack__reset(&c->sb);
-	err = rstack__build(c->rs, c->agg, &c->sb, comm, s, &rp, c->w, &sm, &st, &lua);
-	if (!lua && rp.has_luajit) {
+	err = rstack__build(c->rs, c->agg, &c->sb, comm, s, rp, c->w, &sm, &st, &lua);
+	if (!lua && rp->has_luajit) {
 		/* Taken before the recorder configured the process (BPF copied no
 		 * LuaJIT state) or an unusable layout: nothing to walk. */
 		memset(&st, 0, sizeof(st));
@@ -610,7 +606,7 @@ static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
 			continue;
 		procs[n].pid = p->pid;
 		procs[n].comm = d && d->comm[0] ? d->comm : p->comm;
-		procs[n].build = d && d->has_luajit ? d->build : NULL;
+		procs[n].build = d && d->proc.has_luajit ? d->build : NULL;
 		procs[n++].samples = p->samples;
 	}
 	qsort(procs, n, sizeof(*procs), proc__cmp);
@@ -680,7 +676,7 @@ int cmd_report(int argc, char **argv)
 	if (load(o.file, &pt, c.rs, mt, &nt, &lost))
 		goto out;
 	for (i = 0; i < pt.cap && memtable__count(mt) == 0; i++)
-		if (pt.v[i].used && rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->has_luajit) {
+		if (pt.v[i].used && rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
 			notes__add(&nt, "the file holds no harvested memory: Lua frames beyond the "
 				   "sampled windows cannot be named (record with a newer ljsnap)");
 			break;

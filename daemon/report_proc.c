@@ -46,9 +46,8 @@ struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
 static void rdesc__exit(struct rdesc *d)
 {
 	free(d->build);
-	rstack__procmap_free(d->pm);
+	ljs_proc__exit(&d->proc);
 	d->build = NULL;
-	d->pm = NULL;
 }
 
 /* Take a PROCESS record; see report_proc.h. */
@@ -56,7 +55,7 @@ int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_proc
 		  uint64_t offset)
 {
 	struct rproc *p = ptab__get(pt, sp->pid);
-	struct procmap *pm = NULL;
+	struct ljs_proc lp = { 0 };
 	struct rdesc *d;
 	char *build = NULL;
 
@@ -67,7 +66,7 @@ int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_proc
 			memcpy(p->comm, sp->comm, sizeof(p->comm));
 		return 0;
 	}
-	if (rstack__procmap(rs, sp, &pm) == -ENOMEM)
+	if (rstack__procmap(rs, sp, &lp) == -ENOMEM)
 		return -ENOMEM;
 	if (sp->has_luajit) {
 		build = strdup(sp->lj_build && sp->lj_build[0] ? sp->lj_build :
@@ -88,18 +87,18 @@ int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_proc
 		d->offset = offset;
 	}
 	rdesc__exit(d);
-	d->pm = pm;
 	d->build = build;
 	memcpy(d->comm, sp->comm, sizeof(d->comm));
 	d->comm[sizeof(d->comm) - 1] = '\0';
-	d->has_luajit = sp->has_luajit;
-	d->layout = sp->layout;
-	d->vm_lo = sp->vm_lo;
-	d->vm_hi = sp->vm_hi;
+	d->proc = lp;
+	d->proc.has_luajit = sp->has_luajit;
+	d->proc.layout = sp->layout;
+	d->proc.vm_lo = sp->vm_lo;
+	d->proc.vm_hi = sp->vm_hi;
 	return 0;
 nomem:
 	free(build);
-	rstack__procmap_free(pm);
+	ljs_proc__exit(&lp);
 	return -ENOMEM;
 }
 

@@ -16,20 +16,17 @@
 #include "bpf/ljsnap.h"
 #include "formats/snapfile.h"
 #include "unwind/ljlayout.h"
+#include "unwind/proc.h"
 
 struct rstack;
-struct procmap;
 
 /* One image of a process, as its last description says. */
 struct rdesc {
 	uint32_t image;
 	uint64_t offset;		/* file offset of the image's first description */
 	char comm[LJS_COMM_LEN];
-	int has_luajit;
-	struct lj_layout layout;
-	uint64_t vm_lo, vm_hi;
-	char *build;			/* LuaJIT build, when has_luajit */
-	struct procmap *pm;		/* mappings resolved on this machine */
+	char *build;			/* LuaJIT build, when proc.has_luajit */
+	struct ljs_proc proc;		/* mappings resolved on this machine, LuaJIT */
 };
 
 struct rproc {

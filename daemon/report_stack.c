@@ -20,6 +20,7 @@
 #include "symtab/buildid.h"
 #include "symtab/ksyms.h"
 #include "symtab/objfile.h"
+#include "symtab/procmap.h"
 #include "symtab/symbolize.h"
 #include "unwind/native.h"
 
@@ -69,24 +70,15 @@ void rstack__delete(struct rstack *r)
 }
 
 /* Resolve a PROCESS record's mappings. */
-int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct procmap **out)
+int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct ljs_proc *out)
 {
-	*out = NULL;
-	if (!sp->nmaps)
-		return 0;
-	return procmap__new(r->oc, sp->maps, sp->nmaps, out);
+	return ljs_proc__maps(out, r->oc, sp->maps, sp->nmaps);
 }
 
 /* An in-memory image; see report_stack.h. */
 int rstack__image(struct rstack *r, const struct snapfile_object *o)
 {
 	return objcache__add_image(r->oc, o->path, o->build_id, o->build_id_len, o->data, o->len);
-}
-
-/* Free a procmap. */
-void rstack__procmap_free(struct procmap *pm)
-{
-	procmap__delete(pm);
 }
 
 /* Add the symbols of a KSYMS record. */
@@ -181,7 +173,7 @@ static int native_name(const struct rstack *r, const char *func, const struct sy
 
 /* Name a native frame: its symbol (after the functions inlined there, as
  * "name_[i]", where DWARF tells), else module+0xoffset, else a class. */
-static int put_native(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+static int put_native(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
 		      const struct native_frame *f)
 {
 	const struct sym_info *si = NULL;
@@ -256,7 +248,7 @@ static int ffname_from_symbol(const char *sym, char *buf, size_t size)
 }
 
 /* Lua frames [from, to) of the walk, innermost first. */
-static int put_lua(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+static int put_lua(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
 		   const struct ljw_stack *ls, size_t from, size_t to)
 {
 	char name[AGG_NAME_MAX], ffn[128];
@@ -308,7 +300,7 @@ static size_t activation_end(const struct ljw_stack *ls, size_t i)
  * machine code (an anonymous mapping, or one created after the process was
  * described, so in no recorded mapping at all)?
  */
-static int is_vm_frame(const struct rstack_proc *p, const struct native_frame *f)
+static int is_vm_frame(const struct ljs_proc *p, const struct native_frame *f)
 {
 	if (f->pc >= p->vm_lo && f->pc < p->vm_hi)
 		return 1;
@@ -316,7 +308,7 @@ static int is_vm_frame(const struct rstack_proc *p, const struct native_frame *f
 }
 
 /* Native frames with the Lua activations spliced in. */
-static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_proc *p,
+static int put_stitched(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
 			const struct native_stack *ns, const struct ljw_stack *ls)
 {
 	int splice = ls && ls->nframes && !(r->flags & RSTACK_NATIVE_ONLY);
@@ -348,7 +340,7 @@ static int put_stitched(struct rstack *r, struct agg *agg, const struct rstack_p
 
 /* Build and push the whole stack of one sample; see report_stack.h. */
 int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const char *comm,
-		  const struct ljs_sample *s, const struct rstack_proc *p, struct ljw *w,
+		  const struct ljs_sample *s, const struct ljs_proc *p, struct ljw *w,
 		  const struct memsrc *ms, struct ljw_stack *lst, const struct ljw_stack **lua)
 {
 	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
@@ -365,16 +357,16 @@ int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const
 		struct native_opts no = { 0 };
 		struct memsrc files;
 
-		procmap__memsrc_init(&files, p->pm, NULL);
+		memsrc__init_procmap(&files, p->pm, NULL);
 		no.mem = &files;
 		if (p->has_luajit &&
-		    native_lj_rule__from_sample(&rule, p->layout, s, p->vm_lo, p->vm_hi)) {
+		    native_lj_rule__from_sample(&rule, &p->layout, s, p->vm_lo, p->vm_hi)) {
 			no.step_unknown = native__step_lj;
 			no.step_arg = &rule;
 			no.hook_lo = rule.vm_lo;
 			no.hook_hi = rule.vm_hi;
 		}
-		if (native__unwind_sample(r->u, &p->pm->nmaps, s, &no, &ns) == 0 && ns.nframes) {
+		if (native__unwind_sample(r->u, &p->nmaps, s, &no, &ns) == 0 && ns.nframes) {
 			have_ns = 1;
 			r->st.native++;
 			r->st.native_complete += ns.complete;
@@ -388,7 +380,7 @@ int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const
 			wo.vm_regs = &vmr;
 		}
 		/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
-		if (ljw__walk(w, p->layout, s, ms, &wo, lst) != -EINVAL)
+		if (ljw__walk(w, &p->layout, s, ms, &wo, lst) != -EINVAL)
 			*lua = lst;
 	}
 

@@ -11,22 +11,14 @@
 #include "formats/snapfile.h"
 #include "symtab/buildid.h"
 #include "unwind/ljwalk.h"
+#include "unwind/proc.h"
 
 #define RSTACK_LUA_ONLY		0x1	/* only Lua frames and pseudo frames */
 #define RSTACK_NATIVE_ONLY	0x2	/* no Lua frames: VM activations as native symbols */
 #define RSTACK_NO_KERNEL	0x4	/* no kernel frames */
 #define RSTACK_LINES		0x8	/* native frames with their file:line (DWARF) */
 
-struct procmap;
 struct rstack;
-
-/* What the stack builder needs to know about the sample's process. */
-struct rstack_proc {
-	const struct procmap *pm;	/* NULL: no mappings recorded */
-	int has_luajit;
-	const struct lj_layout *layout;
-	uint64_t vm_lo, vm_hi;
-};
 
 struct rstack_stats {
 	uint64_t native;		/* samples unwound natively */
@@ -41,9 +33,9 @@ struct rstack_stats {
 struct rstack *rstack__new(unsigned flags, const struct buildid_opts *files);
 void rstack__delete(struct rstack *r);
 
-/* Resolve a PROCESS record's mappings (files looked up on this machine). */
-int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct procmap **out);
-void rstack__procmap_free(struct procmap *pm);
+/* Resolve a PROCESS record's mappings into out (files looked up on this
+ * machine); ljs_proc__exit frees them. */
+int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct ljs_proc *out);
 
 /* An in-memory image from an OBJECT record (the vDSO): names the frames in
  * the mappings of its path.  Before the PROCESS records that map it. */
@@ -61,7 +53,7 @@ int rstack__ksyms_done(struct rstack *r);
  * NULL when there was none.  0 or negative errno.
  */
 int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const char *comm,
-		  const struct ljs_sample *s, const struct rstack_proc *p, struct ljw *w,
+		  const struct ljs_sample *s, const struct ljs_proc *p, struct ljw *w,
 		  const struct memsrc *ms, struct ljw_stack *lst, const struct ljw_stack **lua);
 
 const struct rstack_stats *rstack__stats(const struct rstack *r);

@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "symtab/ksyms.h"
+#include "symtab/procmap.h"
 #include "unwind/ljlayout.h"
 #include "unwind/sample.h"
 
@@ -57,12 +59,6 @@ enum snapfile_kind {
 #define SNAPFILE_F_TASK_EVENTS	0x4ull	/* fork/exec/exit were tracked */
 #define SNAPFILE_F_SYSTEM_WIDE	0x8ull	/* recorded with -a */
 
-/* Mapping protection bits (as in /proc/PID/maps). */
-#define SNAPFILE_PROT_READ	0x1
-#define SNAPFILE_PROT_WRITE	0x2
-#define SNAPFILE_PROT_EXEC	0x4
-#define SNAPFILE_PROT_SHARED	0x8
-
 /* Reader errors beyond plain I/O errno values (see snapfile__strerror). */
 #define SNAPFILE_E_NOTCAPTURE	(-ENOEXEC)		/* no magic: not a capture file */
 #define SNAPFILE_E_NEWER	(-EPROTONOSUPPORT)	/* newer major version */
@@ -87,15 +83,6 @@ struct snapfile_header {
 	uint64_t features;		/* SNAPFILE_F_* */
 };
 
-struct snapfile_mapping {
-	uint64_t start, end;		/* [start, end) */
-	uint64_t offset;		/* file offset mapped at start */
-	uint32_t prot;			/* SNAPFILE_PROT_* */
-	uint32_t build_id_len;		/* 0 = unknown */
-	const char *path;		/* "" for anonymous mappings */
-	const uint8_t *build_id;
-};
-
 /* PROCESS.  A record with exited_ns != 0 is an exit note: it may carry only
  * pid (and comm); the rest reads as 0/"" and must not replace what an
  * earlier record said about the process. */
@@ -108,7 +95,7 @@ struct snapfile_process {
 	uint64_t exited_ns;		/* exit time (sample clock), 0 = alive */
 	uint32_t image;			/* 0, +1 at each exec (or reuse of the pid) seen */
 	uint32_t nmaps;
-	const struct snapfile_mapping *maps;
+	const struct procmap_desc *maps;
 	/* LuaJIT, when has_luajit */
 	int has_luajit;
 	struct lj_layout layout;	/* layout fields missing from the file read as 0 */
@@ -131,16 +118,10 @@ struct snapfile_memory {
 	uint64_t gen;
 };
 
-struct snapfile_ksym {
-	uint64_t addr;
-	const char *name;
-	const char *module;		/* "" for vmlinux */
-};
-
 /* KSYMS records accumulate: the table is the union of all of them. */
 struct snapfile_ksyms {
 	uint32_t n;
-	const struct snapfile_ksym *syms;
+	const struct ksym *syms;
 };
 
 /* OBJECT: an ELF image that exists only in memory (the vDSO), for the
@@ -203,7 +184,7 @@ struct snapfile_writer *snapfile_writer__open(const char *path, const struct sna
 int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_process *p);
 int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *s);
 int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_memory *m);
-int snapfile_writer__ksyms(struct snapfile_writer *w, const struct snapfile_ksym *syms, size_t n);
+int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, size_t n);
 int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o);
 int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat *st, size_t n);
 

@@ -277,7 +277,7 @@ int snapfile__decode_header(struct mp_cur *c, uint32_t nfields, struct snapfile_
 /* "maps": [[start, end, offset, prot, path, build_id], ...]. */
 static void snapfile__maps(struct mp_cur *c, struct snapfile_process *p, struct snapfile_arena *a)
 {
-	struct snapfile_mapping *maps;
+	struct procmap_desc *maps;
 	uint32_t n, i;
 
 	if (mp_cur__array(c, &n) || !n)
@@ -294,7 +294,7 @@ static void snapfile__maps(struct mp_cur *c, struct snapfile_process *p, struct 
 	}
 	memset(maps, 0, (size_t)n * sizeof(*maps));
 	for (i = 0; i < n && !c->err; i++) {
-		struct snapfile_mapping *m = &maps[i];
+		struct procmap_desc *m = &maps[i];
 		uint32_t nf;
 
 		if (mp_cur__array(c, &nf) || snapfile__need(c, nf, 6))
@@ -545,7 +545,7 @@ int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_
 int snapfile__decode_ksyms(struct mp_cur *c, uint32_t nfields, struct snapfile_ksyms *k,
 			   struct snapfile_arena *a)
 {
-	struct snapfile_ksym *syms = NULL;
+	struct ksym *syms = NULL;
 	uint32_t n, i;
 
 	memset(k, 0, sizeof(*k));

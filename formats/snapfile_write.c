@@ -265,7 +265,7 @@ int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_pr
 	snapfile_writer__key(w, "maps");
 	msgpack_pack_array(&w->pk, p->nmaps);
 	for (i = 0; i < p->nmaps; i++) {
-		const struct snapfile_mapping *m = &p->maps[i];
+		const struct procmap_desc *m = &p->maps[i];
 
 		msgpack_pack_array(&w->pk, 6);
 		msgpack_pack_uint64(&w->pk, m->start);
@@ -369,7 +369,7 @@ int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_obj
 }
 
 /* KSYMS: [5, [[addr, name, module], ...]], SNAPFILE_KSYMS_PER_REC per record. */
-int snapfile_writer__ksyms(struct snapfile_writer *w, const struct snapfile_ksym *syms, size_t n)
+int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, size_t n)
 {
 	size_t i, chunk;
 	int err = 0;

@@ -115,7 +115,7 @@ int ksyms__add(struct ksyms *k, uint64_t addr, const char *name, const char *mod
 }
 
 /* Add the symbols of a KSYMS record. */
-int ksyms__add_records(struct ksyms *k, const struct snapfile_ksym *v, size_t n)
+int ksyms__add_records(struct ksyms *k, const struct ksym *v, size_t n)
 {
 	size_t i;
 	int err;
@@ -283,11 +283,11 @@ size_t ksyms__count(const struct ksyms *k)
 }
 
 /* The subset that resolves ips exactly as k does. */
-int ksyms__select(const struct ksyms *k, const uint64_t *ips, size_t n, struct snapfile_ksym **out,
+int ksyms__select(const struct ksyms *k, const uint64_t *ips, size_t n, struct ksym **out,
 		  size_t *nout)
 {
 	uint8_t *keep;
-	struct snapfile_ksym *v;
+	struct ksym *v;
 	size_t i, m = 0;
 	long j;
 

@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/snapfile.h"
 
 struct ksym {
 	uint64_t addr;
@@ -50,7 +49,7 @@ void ksyms__delete(struct ksyms *k);
 int ksyms__add(struct ksyms *k, uint64_t addr, const char *name, const char *module, int global);
 
 /* Add the symbols of one KSYMS record (copied; records accumulate). */
-int ksyms__add_records(struct ksyms *k, const struct snapfile_ksym *v, size_t n);
+int ksyms__add_records(struct ksyms *k, const struct ksym *v, size_t n);
 
 /* Sort and pick one name per address; needed before lookups.  0 or -ENOMEM. */
 int ksyms__finish(struct ksyms *k);
@@ -67,7 +66,7 @@ size_t ksyms__count(const struct ksyms *k);
  * array is malloc'd (free() it); its strings point into k.  Ready for
  * snapfile_writer__ksyms (which takes at most SNAPFILE_KSYMS_PER_REC per
  * call).  0 or -ENOMEM. */
-int ksyms__select(const struct ksyms *k, const uint64_t *ips, size_t n, struct snapfile_ksym **out,
+int ksyms__select(const struct ksyms *k, const uint64_t *ips, size_t n, struct ksym **out,
 		  size_t *nout);
 
 /* -- The kernel IPs seen while recording ------------------------------------ */

@@ -12,7 +12,7 @@
  *      frame pointers and "module+0xoffset", never to a wrong build's symbols.
  * The separate debug file (buildid.h) is looked up by build id even when the
  * binary itself is missing.  Objects are cached for the life of the cache;
- * struct procmap is one process's mappings resolved against the cache.
+ * symtab/procmap.h resolves one process's mappings against it.
  */
 #ifndef LJSNAP_SYMTAB_OBJFILE_H
 #define LJSNAP_SYMTAB_OBJFILE_H
@@ -20,10 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/snapfile.h"
 #include "symtab/buildid.h"
-#include "unwind/memsrc.h"
-#include "unwind/native.h"
 
 struct elf_file;
 
@@ -81,37 +78,5 @@ const char *objfile_status__name(enum objfile_status s);
 
 /* Open the separate debug file of obj (caller deletes it).  0, -ENOENT. */
 int objfile__open_debug(const struct objfile *obj, struct elf_file **out);
-
-/* -- One process's mappings ------------------------------------------------ */
-
-struct procmap_ent {
-	uint64_t start, end, offset;
-	uint32_t prot;		/* SNAPFILE_PROT_* */
-	const char *path;	/* as recorded, "" for anonymous (owned by the procmap) */
-	struct objfile *obj;	/* NULL for anonymous and [pseudo] mappings (but an image) */
-	uint64_t bias;		/* runtime = bias + vaddr, when has_bias */
-	int has_bias;
-};
-
-struct procmap {
-	struct procmap_ent *v;	/* sorted by start */
-	size_t n;
-	struct native_map *nat;	/* the same mappings for the unwinder */
-	struct native_maps nmaps;
-	char *strs;
-};
-
-/* Resolve a process's mappings (a PROCESS record's maps) against the cache.
- * 0, -EINVAL or -ENOMEM. */
-int procmap__new(struct objcache *c, const struct snapfile_mapping *maps, size_t n,
-		 struct procmap **out);
-void procmap__delete(struct procmap *pm);
-
-/* The mapping containing addr, or NULL. */
-const struct procmap_ent *procmap__find(const struct procmap *pm, uint64_t addr);
-
-/* A memory source over the file-backed bytes of pm's read-only mappings
- * (code, .rodata, .eh_frame), read from the found files. */
-void procmap__memsrc_init(struct memsrc *ms, const struct procmap *pm, const struct memsrc *next);
 
 #endif /* LJSNAP_SYMTAB_OBJFILE_H */

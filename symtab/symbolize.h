@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "symtab/objfile.h"
+#include "symtab/procmap.h"
 
 /* One level of the source position: a function and where in it. */
 struct sym_line {

@@ -24,12 +24,14 @@
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
 #include "unwind/native.h"
+#include "unwind/proc.h"
 
 #define BENCH_MAX_PROCS	4096
 
 struct bench_proc {
 	uint32_t pid;
-	struct procmap *pm;
+	struct ljs_proc lp;
+	struct procmap *pm;	/* lp.pm */
 	int has_lj;
 	struct lj_layout lay;
 	uint64_t vm_lo, vm_hi;
@@ -71,7 +73,7 @@ static struct bench_proc *bench__proc(struct bench *b, uint32_t pid, int create)
 static int bench__process(struct bench *b, const struct snapfile_process *p)
 {
 	struct bench_proc *bp;
-	struct procmap *pm = NULL;
+	struct ljs_proc lp = { 0 };
 	int err;
 
 	if (p->exited_ns || !p->nmaps)
@@ -79,11 +81,12 @@ static int bench__process(struct bench *b, const struct snapfile_process *p)
 	bp = bench__proc(b, p->pid, 1);
 	if (!bp)
 		return -ENOSPC;
-	err = procmap__new(b->oc, p->maps, p->nmaps, &pm);
+	err = ljs_proc__maps(&lp, b->oc, p->maps, p->nmaps);
 	if (err)
 		return err;
-	procmap__delete(bp->pm);
-	bp->pm = pm;
+	ljs_proc__exit(&bp->lp);
+	bp->lp = lp;
+	bp->pm = lp.pm;
 	bp->has_lj = p->has_luajit;
 	bp->lay = p->layout;
 	bp->vm_lo = p->vm_lo;
@@ -132,7 +135,7 @@ static void bench__sample(struct bench *b, const struct ljs_sample *s)
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	procmap__memsrc_init(&files, bp->pm, NULL);
+	memsrc__init_procmap(&files, bp->pm, NULL);
 	o.mem = &files;
 	if (!b->no_lj && bp->has_lj &&
 	    native_lj_rule__from_sample(&rule, &bp->lay, s, bp->vm_lo, bp->vm_hi)) {
@@ -141,7 +144,7 @@ static void bench__sample(struct bench *b, const struct ljs_sample *s)
 		o.hook_lo = rule.vm_lo;
 		o.hook_hi = rule.vm_hi;
 	}
-	if (native__unwind_sample(b->u, &bp->pm->nmaps, s, &o, &st) != 0)
+	if (native__unwind_sample(b->u, &bp->lp.nmaps, s, &o, &st) != 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->frames += st.nframes;
@@ -235,7 +238,7 @@ int main(int argc, char **argv)
 	objcache__foreach(b->oc, bench__report_obj, NULL);
 	snapfile_reader__close(r);
 	for (size_t k = 0; k < b->nprocs; k++)
-		procmap__delete(b->procs[k].pm);
+		ljs_proc__exit(&b->procs[k].lp);
 	native_unw__delete(b->u);
 	symbolizer__delete(b->sym);
 	objcache__delete(b->oc);

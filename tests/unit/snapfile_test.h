@@ -25,14 +25,14 @@ void spit(const char *path, const void *p, size_t len);
 
 struct fixture {
 	struct snapfile_header hdr;
-	struct snapfile_mapping maps[3];
+	struct procmap_desc maps[3];
 	const char *prov[3];
 	struct snapfile_process pa, pb, pb_exit;
 	struct ljs_sample s[NSAMPLES];
 	uint8_t secdata[NSAMPLES][LJS_SAMPLE_MAX_SECS][300];
 	uint8_t memdata[NMEM][200];
 	struct snapfile_memory mem[NMEM];
-	struct snapfile_ksym ksyms[NKSYMS];
+	struct ksym ksyms[NKSYMS];
 	struct snapfile_object obj;
 	uint8_t objdata[300], objid[20];
 	struct snapfile_stat stats[LJS_ERR__MAX + 2];

@@ -30,6 +30,7 @@
 #include "symtab/symbolize.h"
 #include "tests/native/chain.h"
 #include "unwind/native.h"
+#include "unwind/proc.h"
 #include "tests/unit/check.h"
 
 #define MAX_MAPS	512
@@ -42,7 +43,7 @@ int failures, checks;
 
 /* Our mappings, as a PROCESS record carries them. */
 struct maps {
-	struct snapfile_mapping v[MAX_MAPS];
+	struct procmap_desc v[MAX_MAPS];
 	char paths[MAX_MAPS][512];
 	uint8_t ids[MAX_MAPS][BUILDID_MAX];
 	size_t n;
@@ -63,7 +64,7 @@ static int maps__read(struct maps *m, uint64_t sp_probe, uint64_t *stack_hi)
 	while (fgets(line, sizeof(line), f) && m->n < MAX_MAPS) {
 		unsigned long long lo, hi, off;
 		char prot[8] = "", path[512] = "";
-		struct snapfile_mapping *e = &m->v[m->n];
+		struct procmap_desc *e = &m->v[m->n];
 		struct elf_file *ef;
 		int len;
 
@@ -74,10 +75,10 @@ static int maps__read(struct maps *m, uint64_t sp_probe, uint64_t *stack_hi)
 		e->start = lo;
 		e->end = hi;
 		e->offset = off;
-		e->prot = (prot[0] == 'r' ? SNAPFILE_PROT_READ : 0) |
-			  (prot[1] == 'w' ? SNAPFILE_PROT_WRITE : 0) |
-			  (prot[2] == 'x' ? SNAPFILE_PROT_EXEC : 0) |
-			  (prot[3] == 's' ? SNAPFILE_PROT_SHARED : 0);
+		e->prot = (prot[0] == 'r' ? PROCMAP_PROT_READ : 0) |
+			  (prot[1] == 'w' ? PROCMAP_PROT_WRITE : 0) |
+			  (prot[2] == 'x' ? PROCMAP_PROT_EXEC : 0) |
+			  (prot[3] == 's' ? PROCMAP_PROT_SHARED : 0);
 		snprintf(m->paths[m->n], sizeof(m->paths[0]), "%s", path);
 		e->path = m->paths[m->n];
 		if (lo <= sp_probe && sp_probe < hi)
@@ -99,7 +100,8 @@ static int maps__read(struct maps *m, uint64_t sp_probe, uint64_t *stack_hi)
 /* Everything one unwind + symbolization needs. */
 struct env {
 	struct objcache *oc;
-	struct procmap *pm;
+	struct ljs_proc proc;
+	struct procmap *pm;	/* proc.pm */
 	struct native_unw *u;
 	struct symbolizer *sym;
 	struct memsrc files;
@@ -112,9 +114,10 @@ static int env__init(struct env *e)
 	e->oc = objcache__new(NULL);
 	e->u = native_unw__new(NULL);
 	e->sym = symbolizer__new(NULL);
-	if (!e->oc || !e->u || !e->sym || procmap__new(e->oc, maps.v, maps.n, &e->pm) != 0)
+	if (!e->oc || !e->u || !e->sym || ljs_proc__maps(&e->proc, e->oc, maps.v, maps.n) != 0)
 		return -1;
-	procmap__memsrc_init(&e->files, e->pm, NULL);
+	e->pm = e->proc.pm;
+	memsrc__init_procmap(&e->files, e->pm, NULL);
 	return 0;
 }
 
@@ -123,7 +126,7 @@ static void env__exit(struct env *e)
 {
 	symbolizer__delete(e->sym);
 	native_unw__delete(e->u);
-	procmap__delete(e->pm);
+	ljs_proc__exit(&e->proc);
 	objcache__delete(e->oc);
 }
 
@@ -151,7 +154,7 @@ static void unwind(struct env *e, const struct ljs_regs *regs, const struct ljs_
 
 	if (!o)
 		o = &def;
-	err = native__unwind(e->u, &e->pm->nmaps, regs, sec, o, st);
+	err = native__unwind(e->u, &e->proc.nmaps, regs, sec, o, st);
 	CHECKF(err == 0, "native__unwind: %s", strerror(-err));
 }
 
@@ -393,7 +396,7 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 	      NATIVE_HOW_HOOK && st.frames[2].pc == chain_truth.ra_b && st.nhook == 1 &&
 	      st.end == NATIVE_END_COMPLETE, "trace rule: %zu frames, end %s", st.nframes,
 	      native_end__name(st.end));
-	CHECKF(st.frames[0].map >= 0 && (e->pm->nat[st.frames[0].map].flags & NATIVE_MAP_ANON),
+	CHECKF(st.frames[0].map >= 0 && (e->proc.nat[st.frames[0].map].flags & NATIVE_MAP_ANON),
 	      "trace frame not in the anonymous mapping");
 	/* Same, cframe derived from rsp (rsp = cframe - 16 - spadjust). */
 	rule.cframe = 0;
@@ -501,7 +504,7 @@ static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 static void check_mismatch(const struct chain_snap *s, int fp)
 {
 	struct maps *m = &maps;
-	struct snapfile_mapping saved[MAX_MAPS];
+	struct procmap_desc saved[MAX_MAPS];
 	uint8_t wrong[20];
 	struct env e;
 	struct native_stack st;
@@ -556,7 +559,7 @@ static void check_spaces(struct env *e, const struct chain_snap *s)
 	struct native_unw *u = native_unw__new(&uo);
 	struct ljs_section sec = snap__section(s, s->len);
 	struct native_maps none, *sets[3];
-	struct procmap *pm2 = NULL;
+	struct ljs_proc p2 = { 0 };
 	struct native_stack st;
 	uint64_t first[3] = { 0 };
 	size_t nfirst = 0, i, k;
@@ -569,13 +572,13 @@ static void check_spaces(struct env *e, const struct chain_snap *s)
 		      st.frames[2].pc == chain_truth.ra_b && st.frames[3].pc == chain_truth.ra_a &&
 		      st.frames[1].how == NATIVE_HOW_FP, "no mappings, frame pointers: %zu frames",
 		      st.nframes);
-	if (!u || procmap__new(e->oc, maps.v, maps.n - 1, &pm2) != 0) {
+	if (!u || ljs_proc__maps(&p2, e->oc, maps.v, maps.n - 1) != 0) {
 		CHECKF(0, "second mapping set");
 		goto out;
 	}
-	sets[0] = &e->pm->nmaps;
-	sets[1] = &pm2->nmaps;
-	sets[2] = &e->pm->nmaps;
+	sets[0] = &e->proc.nmaps;
+	sets[1] = &p2.nmaps;
+	sets[2] = &e->proc.nmaps;
 	for (k = 0; k < 3; k++) {
 		struct native_opts o = { .mem = &e->files };
 
@@ -593,7 +596,7 @@ static void check_spaces(struct env *e, const struct chain_snap *s)
 	      (unsigned long long)native_unw__stats(u)->spaces_created,
 	      (unsigned long long)native_unw__stats(u)->spaces_evicted);
 out:
-	procmap__delete(pm2);
+	ljs_proc__exit(&p2);
 	native_unw__delete(u);
 }
 

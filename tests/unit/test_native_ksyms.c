@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/snapfile.h"	/* SNAPFILE_KSYMS_PER_REC: the chunks the capture holds */
 #include "symtab/ksyms.h"
 #include "tests/unit/check.h"
 
@@ -111,7 +112,7 @@ static void check_crafted(void)
 /* Does the subset resolve ips exactly as the full table? */
 static void check_subset(const struct ksyms *full, const uint64_t *ips, size_t n)
 {
-	struct snapfile_ksym *sel = NULL, *copy;
+	struct ksym *sel = NULL, *copy;
 	struct ksyms *back = ksyms__new();
 	size_t nsel = 0, i, bad = 0;
 	int err;

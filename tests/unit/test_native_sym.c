@@ -38,7 +38,7 @@ int failures, checks;
 
 /* One mapping line of ours, with the file's build id. */
 struct map1 {
-	struct snapfile_mapping m;
+	struct procmap_desc m;
 	char path[512];
 	uint8_t id[BUILDID_MAX];
 };
@@ -69,9 +69,9 @@ static size_t maps_of(uint64_t addr, struct map1 *out, size_t cap)
 				e->m.start = lo;
 				e->m.end = hi;
 				e->m.offset = off;
-				e->m.prot = (prot[0] == 'r' ? SNAPFILE_PROT_READ : 0) |
-					    (prot[1] == 'w' ? SNAPFILE_PROT_WRITE : 0) |
-					    (prot[2] == 'x' ? SNAPFILE_PROT_EXEC : 0);
+				e->m.prot = (prot[0] == 'r' ? PROCMAP_PROT_READ : 0) |
+					    (prot[1] == 'w' ? PROCMAP_PROT_WRITE : 0) |
+					    (prot[2] == 'x' ? PROCMAP_PROT_EXEC : 0);
 				snprintf(e->path, sizeof(e->path), "%s", path);
 				if (elf_file__open(path, &ef) == 0) {
 					len = elf_file__build_id(ef, e->id, sizeof(e->id));
@@ -150,7 +150,7 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 	if (n < 2)
 		return;
 	{
-		struct snapfile_mapping v[16];
+		struct procmap_desc v[16];
 
 		for (i = 0; i < n; i++)
 			v[i] = maps[i].m;
@@ -183,7 +183,7 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 
 	/* The binary is gone: reported, named from the debug file if any. */
 	{
-		struct snapfile_mapping v[16];
+		struct procmap_desc v[16];
 		const struct procmap_ent *e;
 
 		for (i = 0; i < n; i++) {
@@ -195,8 +195,8 @@ static void check_libc(struct objcache *oc, struct symbolizer *sym)
 			return;
 		}
 		e = procmap__find(pm, pc + 5);
-		CHECKF(e && e->obj && e->obj->status == OBJFILE_MISSING && !e->has_bias &&
-		      !(pm->nat[e - pm->v].flags & NATIVE_MAP_CFI), "missing binary: %s",
+		CHECKF(e && e->obj && e->obj->status == OBJFILE_MISSING && !e->has_bias,
+		      "missing binary: %s",
 		      e && e->obj ? objfile_status__name(e->obj->status) : "-");
 		CHECKF(symbolizer__pc(sym, pm, pc + 5, 0, &si) == 0, "lookup");
 		if (has_debug)

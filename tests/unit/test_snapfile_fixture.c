@@ -94,12 +94,12 @@ void fixture_init(void)
 
 	for (i = 0; i < sizeof(fx.bid); i++)
 		fx.bid[i] = (uint8_t)(0xa0 + i);
-	fx.maps[0] = (struct snapfile_mapping){ 0x400000, 0x452000, 0, SNAPFILE_PROT_READ |
-		SNAPFILE_PROT_EXEC, sizeof(fx.bid), "/usr/local/openresty/nginx/sbin/nginx", fx.bid };
-	fx.maps[1] = (struct snapfile_mapping){ 0x7ffd0000, 0x7ffe0000, 0, SNAPFILE_PROT_READ |
-		SNAPFILE_PROT_WRITE, 0, "[stack]", NULL };
-	fx.maps[2] = (struct snapfile_mapping){ 0x7f0000000000ull, 0x7f0000200000ull, 0x1000,
-		SNAPFILE_PROT_READ | SNAPFILE_PROT_SHARED, 0, "", NULL };
+	fx.maps[0] = (struct procmap_desc){ 0x400000, 0x452000, 0, PROCMAP_PROT_READ |
+		PROCMAP_PROT_EXEC, sizeof(fx.bid), "/usr/local/openresty/nginx/sbin/nginx", fx.bid };
+	fx.maps[1] = (struct procmap_desc){ 0x7ffd0000, 0x7ffe0000, 0, PROCMAP_PROT_READ |
+		PROCMAP_PROT_WRITE, 0, "[stack]", NULL };
+	fx.maps[2] = (struct procmap_desc){ 0x7f0000000000ull, 0x7f0000200000ull, 0x1000,
+		PROCMAP_PROT_READ | PROCMAP_PROT_SHARED, 0, "", NULL };
 	fx.prov[0] = "disp2g: calibrated from lj_vm_asm_begin";
 	fx.prov[1] = "l_size: DWARF";
 	fx.prov[2] = "";
@@ -150,11 +150,11 @@ void fixture_init(void)
 	}
 	fx.mem[1].addr = fx.mem[0].addr;	/* same address, another generation */
 
-	fx.ksyms[0] = (struct snapfile_ksym){ 0xffffffff81000000ull, "_stext", "" };
-	fx.ksyms[1] = (struct snapfile_ksym){ 0xffffffff81001000ull, "do_syscall_64", "" };
-	fx.ksyms[2] = (struct snapfile_ksym){ 0xffffffffc0001000ull, "ext4_file_read_iter", "ext4" };
-	fx.ksyms[3] = (struct snapfile_ksym){ 0xffffffffc0002000ull, "", "" };
-	fx.ksyms[4] = (struct snapfile_ksym){ 0xffffffffffffffffull, "last", "mod" };
+	fx.ksyms[0] = (struct ksym){ 0xffffffff81000000ull, "_stext", "" };
+	fx.ksyms[1] = (struct ksym){ 0xffffffff81001000ull, "do_syscall_64", "" };
+	fx.ksyms[2] = (struct ksym){ 0xffffffffc0001000ull, "ext4_file_read_iter", "ext4" };
+	fx.ksyms[3] = (struct ksym){ 0xffffffffc0002000ull, "", "" };
+	fx.ksyms[4] = (struct ksym){ 0xffffffffffffffffull, "last", "mod" };
 
 	for (i = 0; i < (int)sizeof(fx.objdata); i++)
 		fx.objdata[i] = (uint8_t)rnd();
@@ -269,7 +269,7 @@ static int process_eq(const struct snapfile_process *a, const struct snapfile_pr
 	    a->nmaps != b->nmaps || a->has_luajit != b->has_luajit)
 		return 0;
 	for (i = 0; i < a->nmaps; i++) {
-		const struct snapfile_mapping *x = &a->maps[i], *y = &b->maps[i];
+		const struct procmap_desc *x = &a->maps[i], *y = &b->maps[i];
 
 		if (x->start != y->start || x->end != y->end || x->offset != y->offset ||
 		    x->prot != y->prot || !str_eq(x->path, y->path) ||
@@ -315,7 +315,7 @@ int rec_eq(const struct snapfile_rec *r, const struct expect *e)
 		if (r->ksyms.n != NKSYMS)
 			return 0;
 		for (i = 0; i < NKSYMS; i++) {
-			const struct snapfile_ksym *k = &((const struct snapfile_ksym *)e->v)[i];
+			const struct ksym *k = &((const struct ksym *)e->v)[i];
 
 			if (r->ksyms.syms[i].addr != k->addr || !str_eq(r->ksyms.syms[i].name, k->name) ||
 			    !str_eq(r->ksyms.syms[i].module, k->module))
