@@ -15,8 +15,8 @@
 #include <bpf/libbpf.h>
 #include "daemon/bpfload.h"
 #include "daemon/cmds.h"
-#include "daemon/ljdetect.h"
-#include "daemon/livemem.h"
+#include "unwind/detect/ljdetect.h"
+#include "unwind/detect/livemem.h"
 #include "daemon/proctab.h"
 #include "unwind/ljwalk.h"
 #include "unwind/memsrc.h"

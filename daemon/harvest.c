@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon/harvest.h"
-#include "daemon/livemem.h"
+#include "unwind/detect/livemem.h"
 #include "formats/snapfile.h"
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */

@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "daemon/harvest.h"
-#include "daemon/livemem.h"
-#include "daemon/ljdetect.h"
+#include "unwind/detect/livemem.h"
+#include "unwind/detect/ljdetect.h"
 #include "daemon/record.h"
 
 #define INSPECT_LIVE_TRIES	8		/* live calibration attempts per process */

@@ -50,7 +50,7 @@ struct proc {
 struct proctab {
 	struct proc *v;		/* open addressing on pid; pid 0 = empty slot */
 	uint32_t cap, n;
-	void *detect_cache;	/* daemon/ljdetect cache shared by all processes */
+	void *detect_cache;	/* unwind/detect/ljdetect.h cache shared by all processes */
 };
 
 int proctab__init(struct proctab *pt);

@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
 #include "daemon/harvest.h"
-#include "daemon/ljdetect.h"
+#include "unwind/detect/ljdetect.h"
 #include "symtab/ksyms.h"
 #include "daemon/record.h"
 #include "unwind/sample.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "daemon/livemem.h"
+#include "unwind/detect/livemem.h"
 #include "daemon/vdso.h"
 #include "symtab/elf.h"
 

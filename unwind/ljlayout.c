@@ -9,7 +9,7 @@
  * with LUAJIT_SMART_STRINGS).  The interpreter C-frame layout is from
  * lj_frame.h / vm_x64.dasc / vm_x86.dasc, the VM-state numbering from
  * lj_obj.h (Tarantool >= 2.7 renumbered it).  disp2g and g2j are the tree's
- * GG_DISP2G and GG_G2J.  Detection (daemon/ljdetect.c) calibrates the
+ * GG_DISP2G and GG_G2J.  Detection (unwind/detect/ljdetect.c) calibrates the
  * DISPATCH-relative values against the binary and uses these tables for
  * everything that code patterns cannot show.
  */

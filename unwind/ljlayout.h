@@ -3,7 +3,7 @@
  *
  * Everything the walker and the BPF program need to know about a build
  * (struct offsets, GC64/FR2, C-frame layout, VM-state numbering) lives in
- * struct lj_layout.  Detection (daemon/ljdetect.c) fills one in by
+ * struct lj_layout.  Detection (unwind/detect/ljdetect.c) fills one in by
  * calibrating against the binary's code and validating against live memory;
  * the built-in tables (ljlayout.c) are the cross-check and the fallback.
  * The capture file stores the layout per process, so `report` never needs

@@ -4,7 +4,7 @@
 #ifndef LJSNAP_TEST_LJDETECT_H
 #define LJSNAP_TEST_LJDETECT_H
 
-#include "daemon/ljdetect.h"
+#include "unwind/detect/ljdetect.h"
 
 /* Run argv (env entries added, may be NULL) until it reports its
  * lua_State, detect LuaJIT in it (the VM in vmfile, family fam, GC64 or

@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/livemem.h"
-#include "daemon/ljdetect.h"
+#include "unwind/detect/livemem.h"
+#include "unwind/detect/ljdetect.h"
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
 #include "tests/unit/check.h"

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <sys/uio.h>
 
-#include "daemon/livemem.h"
+#include "unwind/detect/livemem.h"
 
 #define LIVEMEM_MAX_READ	(16u << 20)	/* one read never asks for more */
 

@@ -2,7 +2,7 @@
  * ljdetect_live.c -- check and calibrate a layout against live memory.
  *
  * Everything reads through a memsrc, so the same code runs on a live
- * process (daemon/livemem.c) or on captured windows.  GG_State places the
+ * process (unwind/detect/livemem.c) or on captured windows.  GG_State places the
  * main lua_State right before g and the dispatch table after g and J:
  *   GG_State { lua_State L; global_State g; jit_State J; HotCount hc[64];
  *              ASMFunction dispatch[GG_LEN_DISP]; BCIns bcff[57]; }
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ljdetect.h"
+#include "unwind/detect/ljdetect.h"
 
 #define LJD_G_SCAN	16384	/* bytes after g searched (GG_State is < 7 KiB) */
 #define LJD_DISP_CHECK	16	/* dispatch entries that must point into the VM */

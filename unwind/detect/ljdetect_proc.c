@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "daemon/livemem.h"
-#include "daemon/ljdetect.h"
+#include "unwind/detect/livemem.h"
+#include "unwind/detect/ljdetect.h"
 
 #define LJD_MAPS_MAX_LINES	(1u << 20)	/* /proc/PID/maps lines read */
 #define LJD_CACHE_MAX		4096		/* files remembered before a reset */

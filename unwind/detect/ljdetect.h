@@ -1,16 +1,34 @@
 /*
  * ljdetect.h -- find LuaJIT in ELF files and live processes, and calibrate
- * its layout.
+ * its layout: the library libljdetect.a (unwind/detect/).
  *
- * lj_detect__elf looks at one file's contents (never its name): exported
- * symbols, the interpreter's .eh_frame FDE, and byte patterns inside the
- * interpreter that encode DISPATCH-relative offsets.  It picks the closest
- * built-in layout (unwind/ljlayout.c), overrides it with every calibrated
- * value, and records how each value was obtained and where the code and the
- * table disagree.  lj_detect__process applies it to every file mapped by a
+ * Contract:
+ *   in   an ELF file (by path: its contents decide, never its name), or a
+ *        live pid; a memory source for the checks against live memory.
+ *   out  struct lj_detect (one file) / struct lj_proc_detect (a process):
+ *        whether LuaJIT is there, which family and build (GC64, dual-number),
+ *        the runtime VM range, a struct lj_layout (unwind/ljlayout.h) with
+ *        every offset either calibrated from the build's own code or taken
+ *        from the built-in table, and a note saying how each was obtained.
+ *   reads  files (libelf, symtab/elf.h), /proc/PID/maps, map_files and root,
+ *        and process memory with process_vm_readv (livemem.h): the only
+ *        part of unwind/ that touches live processes.  Never ptrace, never
+ *        stops or writes to the target.
+ *   uses symtab/ (ELF, .eh_frame) and unwind/ljlayout.h, memsrc.h; nothing
+ *        above.  No global state: a struct lj_detect_cache, when the caller
+ *        wants one, is shared explicitly; not thread-safe per cache.
+ *   errors  negative errno (-ENOENT, -EACCES, -ENOEXEC, -EINVAL, -ENOMEM);
+ *        garbage memory makes a check fail, never crashes.  x86_64 only.
+ *
+ * lj_detect__elf looks at one file's contents: exported symbols, the
+ * interpreter's .eh_frame FDE, and byte patterns inside the interpreter
+ * that encode DISPATCH-relative offsets.  It picks the closest built-in
+ * layout (unwind/ljlayout.c), overrides it with every calibrated value, and
+ * records how each value was obtained and where the code and the table
+ * disagree.  lj_detect__process applies it to every file mapped by a
  * process (with a cache shared across processes) and returns the runtime
  * VM range, the layout and the mapping list.  lj_detect__validate_g checks
- * a candidate global_State against a memory source.  x86_64 only.
+ * a candidate global_State against a memory source.
  */
 #ifndef LJSNAP_LJDETECT_H
 #define LJSNAP_LJDETECT_H

@@ -28,7 +28,7 @@
  */
 #include <string.h>
 
-#include "daemon/ljdetect.h"
+#include "unwind/detect/ljdetect.h"
 
 #define LJD_PROLOGUE_WINDOW	128	/* bytes before the vmstate store holding the prologue */
 #define LJD_CUR_L_WINDOW	32	/* bytes after the call holding the cur_L store */

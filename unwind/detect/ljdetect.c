@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ljdetect.h"
+#include "unwind/detect/ljdetect.h"
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
 
