@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "daemon/cmds.h"
-#include "formats/info.h"
+#include "formats/capture/info.h"
 
 /* `ljsnap info`. */
 int cmd_info(int argc, char **argv)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "daemon/harvest.h"
+#include "formats/capture/harvest.h"
 #include "unwind/detect/livemem.h"
 #include "unwind/detect/ljdetect.h"
 #include "daemon/record.h"

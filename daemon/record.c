@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
-#include "daemon/harvest.h"
+#include "formats/capture/harvest.h"
 #include "unwind/detect/ljdetect.h"
 #include "symtab/ksyms.h"
 #include "daemon/record.h"

@@ -11,7 +11,7 @@
 #include "daemon/bpfload.h"
 #include "daemon/proctab.h"
 #include "daemon/vdso.h"
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 #include "unwind/ljwalk.h"
 
 struct harvest;

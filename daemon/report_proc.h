@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf/ljsnap.h"
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 #include "unwind/ljlayout.h"
 #include "unwind/proc.h"
 

@@ -7,8 +7,8 @@
 #define LJSNAP_REPORT_STACK_H
 
 #include <stdint.h>
-#include "formats/aggregate.h"
-#include "formats/snapfile.h"
+#include "formats/output/aggregate.h"
+#include "formats/capture/snapfile.h"
 #include "symtab/buildid.h"
 #include "unwind/ljwalk.h"
 #include "unwind/proc.h"

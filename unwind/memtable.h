@@ -5,7 +5,7 @@
  * window over which they are known to have been valid and a generation that
  * tells apart successive contents of that memory (a GCproto freed by the GC
  * and a new one allocated at the same address).  `record` writes MEMORY
- * records (daemon/harvest.c); `report` loads them into a table and reads
+ * records (formats/capture/harvest.c); `report` loads them into a table and reads
  * through a memory source bound to one pid and one sample time.
  *
  * Entries with the same pid, addr and len are versions of one range.  A

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 
 #define MAXFN 16
 

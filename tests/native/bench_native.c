@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
 #include "unwind/native.h"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 
 #include "tests/unit/check.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/aggregate.h"
-#include "formats/folded.h"
-#include "formats/textreport.h"
+#include "formats/output/aggregate.h"
+#include "formats/output/folded.h"
+#include "formats/output/textreport.h"
 #include "tests/unit/check.h"
 
 int failures, checks;

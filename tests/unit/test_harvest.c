@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/harvest.h"
-#include "formats/snapfile.h"
+#include "formats/capture/harvest.h"
+#include "formats/capture/snapfile.h"
 #include "unwind/memtable.h"
 #include "tests/unit/check.h"
 

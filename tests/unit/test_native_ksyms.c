@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/snapfile.h"	/* SNAPFILE_KSYMS_PER_REC: the chunks the capture holds */
+#include "formats/capture/snapfile.h"	/* SNAPFILE_KSYMS_PER_REC: the chunks the capture holds */
 #include "symtab/ksyms.h"
 #include "tests/unit/check.h"
 

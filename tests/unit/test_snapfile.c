@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <msgpack.h>
-#include "formats/info.h"
-#include "formats/snapfile.h"
+#include "formats/capture/info.h"
+#include "formats/capture/snapfile.h"
 #include "tests/unit/snapfile_test.h"
 
 int failures, checks;

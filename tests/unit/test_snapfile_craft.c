@@ -9,8 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 #include <msgpack.h>
-#include "formats/mpread.h"
-#include "formats/snapfile.h"
+#include "formats/capture/mpread.h"
+#include "formats/capture/snapfile.h"
 #include "tests/unit/snapfile_test.h"
 
 /* -- Hand-made files (a newer writer) ---------------------------------------------- */

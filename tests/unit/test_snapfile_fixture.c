@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <msgpack.h>
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 #include "tests/unit/snapfile_test.h"
 
 /* -- Fixture: one file with every record kind ---------------------------------- */

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include "formats/aggregate.h"
+#include "formats/output/aggregate.h"
 
 /* Write every stack of a to out.  0, -ENOMEM, or -EIO on a write error. */
 int folded__write(const struct agg *a, FILE *out);

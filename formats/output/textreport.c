@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/textreport.h"
+#include "formats/output/textreport.h"
 
 #define TOP_DEFAULT 25
 

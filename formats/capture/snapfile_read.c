@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "formats/mpread.h"
-#include "formats/snapfile_int.h"
+#include "formats/capture/mpread.h"
+#include "formats/capture/snapfile_int.h"
 
 #define RBUF_SIZE (256 * 1024)		/* read-ahead */
 #define PAYLOAD_STEP (1u << 20)		/* payload buffer grows by what was really read */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "formats/info.h"
-#include "formats/snapfile.h"
+#include "formats/capture/info.h"
+#include "formats/capture/snapfile.h"
 
 #define INFO_MAX_NOTES 20	/* corrupt-record messages printed in full */
 

@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "daemon/harvest.h"
+#include "formats/capture/harvest.h"
 #include "unwind/detect/livemem.h"
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_NBUCKETS	4096

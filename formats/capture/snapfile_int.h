@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "formats/snapfile.h"
+#include "formats/capture/snapfile.h"
 
 /* The registers of struct ljs_regs by name.  The header lists the names in
  * the order a sample's regs bytes store them, so reordering or extending the

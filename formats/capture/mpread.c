@@ -1,7 +1,7 @@
 /* mpread.c -- a bounded, allocation-free msgpack pull reader (see mpread.h). */
 #include <errno.h>
 #include <string.h>
-#include "formats/mpread.h"
+#include "formats/capture/mpread.h"
 
 /* -- Raw bytes ------------------------------------------------------------- */
 

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "formats/mpread.h"
-#include "formats/snapfile_int.h"
+#include "formats/capture/mpread.h"
+#include "formats/capture/snapfile_int.h"
 
 /* -- Arena ------------------------------------------------------------------ */
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <msgpack/pack.h>
-#include "formats/snapfile_int.h"
+#include "formats/capture/snapfile_int.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "formats/aggregate.h"
+#include "formats/output/aggregate.h"
 
 /* A process that had samples in the report. */
 struct textreport_proc {

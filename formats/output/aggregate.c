@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/aggregate.h"
+#include "formats/output/aggregate.h"
 
 #define AGG_IDS_MAX	(UINT32_MAX - 1)	/* frames, stacks, pooled ids */
 

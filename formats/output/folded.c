@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/folded.h"
+#include "formats/output/folded.h"
 
 /* One line: its text (NUL-terminated, no count) and its count. */
 struct fline {

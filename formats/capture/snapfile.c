@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
-#include "formats/snapfile_int.h"
+#include "formats/capture/snapfile_int.h"
 
 #define R(n) { #n, offsetof(struct ljs_regs, n) }
 
