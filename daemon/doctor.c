@@ -19,6 +19,7 @@
 #include "unwind/detect/livemem.h"
 #include "daemon/proctab.h"
 #include "unwind/ljwalk.h"
+#include "unwind/pipeline.h"
 #include "unwind/memsrc.h"
 #include "unwind/sample.h"
 
@@ -35,7 +36,8 @@ struct doctor_probe {
 	int have_vmstate;
 	uint32_t g_vmstate;
 	/* decoding the samples with the live memory */
-	struct ljw *w;
+	struct ljs_pipe *pipe;		/* Lua frames only: no mappings are resolved */
+	struct ljs_pipe_out out;
 	const struct lj_layout *layout;
 	unsigned walked, complete;
 	char trace[2048];	/* the last complete stack, like luaL_traceback */
@@ -45,26 +47,28 @@ struct doctor_probe {
  * the last one that reaches the bottom with no unknown frame. */
 static void probe_walk(struct doctor_probe *dp, const struct ljs_sample *s)
 {
-	struct ljw_opts wo = { .vm_lo = dp->vm_lo, .vm_hi = dp->vm_hi };
+	struct ljs_proc proc = { .has_luajit = 1, .vm_lo = dp->vm_lo, .vm_hi = dp->vm_hi };
+	const struct ljw_stack *st;
 	struct livemem lm;
 	struct memsrc live, sm;
-	struct ljw_stack st;
 	size_t i, off = 0;
 
-	if (!dp->w || dp->walked >= DOCTOR_MAX_WALKS)
+	if (!dp->pipe || dp->walked >= DOCTOR_MAX_WALKS)
 		return;
+	proc.layout = *dp->layout;	/* live calibration may have changed it */
 	livemem__init(&live, &lm, (int)dp->pid, NULL);
 	memsrc__init_sample(&sm, s, &live);
-	if (ljw__walk(dp->w, dp->layout, s, &sm, &wo, &st) != 0)
+	if (ljs_pipe__sample(dp->pipe, &proc, s, &sm, "", &dp->out) != 0 || !dp->out.lua)
 		return;
+	st = dp->out.lua;
 	dp->walked++;
-	if (!st.complete || st.nunknown)
+	if (!st->complete || st->nunknown)
 		return;
 	dp->complete++;
-	for (i = 0; i < st.nframes && off + 8 < sizeof(dp->trace); i++) {
+	for (i = 0; i < st->nframes && off + 8 < sizeof(dp->trace); i++) {
 		off += snprintf(dp->trace + off, sizeof(dp->trace) - off, "        ");
 		if (off < sizeof(dp->trace))
-			off += ljw_frame__format(&st.frames[i], dp->trace + off, sizeof(dp->trace) - off);
+			off += ljw_frame__format(&st->frames[i], dp->trace + off, sizeof(dp->trace) - off);
 		if (off < sizeof(dp->trace))
 			off += snprintf(dp->trace + off, sizeof(dp->trace) - off, "\n");
 	}
@@ -233,7 +237,8 @@ static int live_calibrate(struct lj_proc_detect *pd, uint32_t pid, const struct 
 static int doctor_pid(uint32_t pid, double seconds)
 {
 	struct lj_detect_cache *cache = lj_detect_cache__new();
-	struct ljw *w = NULL;
+	struct ljs_pipe *pipe = NULL;
+	struct ljs_stack out = { 0 };	/* dp.out.stack, kept across the probes */
 	struct doctor_probe dp;
 	struct lj_proc_detect pd;
 	const struct lj_detect *d;
@@ -293,7 +298,8 @@ static int doctor_pid(uint32_t pid, double seconds)
 	dp.pid = pid;
 	dp.g_vmstate = l->g_vmstate;
 	dp.layout = l;
-	dp.w = w = ljw__new();
+	dp.pipe = pipe = ljs_pipe__new(LJS_PIPE_LUA_ONLY, NULL);
+	dp.out.stack = out;
 	if (probe(&pd, pid, seconds, &dp) == 0) {
 		struct livemem lm;
 		struct memsrc ms;
@@ -303,11 +309,13 @@ static int doctor_pid(uint32_t pid, double seconds)
 		live = live_calibrate(&pd, pid, &dp);
 		if (live > 0) {
 			/* The layout changed: probe again with the calibrated one. */
+			out = dp.out.stack;
 			memset(&dp, 0, sizeof(dp));
+			dp.out.stack = out;
 			dp.pid = pid;
 			dp.g_vmstate = l->g_vmstate;
 			dp.layout = l;
-			dp.w = w;
+			dp.pipe = pipe;
 			if (probe(&pd, pid, seconds, &dp) != 0)
 				goto done;
 			printf("  live check:  with the calibrated layout: %u samples, %u with the VM state "
@@ -341,7 +349,9 @@ static int doctor_pid(uint32_t pid, double seconds)
 done:
 	ret = 0;
 out:
-	ljw__delete(w);
+	if (pipe)
+		ljs_stack__exit(&dp.out.stack);
+	ljs_pipe__delete(pipe);
 	lj_proc_detect__exit(&pd);
 	lj_detect_cache__delete(cache);
 	return ret;

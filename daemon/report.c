@@ -21,13 +21,11 @@
 
 #include "daemon/cmds.h"
 #include "daemon/report_proc.h"
-#include "daemon/report_stack.h"
-#include "formats/output/aggregate.h"
-#include "formats/output/folded.h"
 #include "formats/capture/snapfile.h"
-#include "formats/output/textreport.h"
-#include "unwind/ljwalk.h"
+#include "formats/output/aggregate.h"
+#include "formats/output/output.h"
 #include "unwind/memtable.h"
+#include "unwind/pipeline.h"
 
 /* The recorder walks samples in ring-buffer order, which can trail the
  * sample clock slightly across CPUs: a sample may have used bytes first
@@ -36,14 +34,14 @@
 #define REPORT_MAX_NOTES	20
 
 struct report_opts {
-	int text;
+	const struct output_format *fmt;
 	int lines;
 	const char *output;
 	const char *file;
 	int has_pid, has_tid;
 	uint32_t pid, tid;
 	unsigned top;
-	unsigned stack_flags;	/* RSTACK_* */
+	unsigned stack_flags;	/* LJS_PIPE_* */
 	int by_trace;		/* text: a table of samples per JIT trace */
 	struct buildid_opts files;	/* where the recorded files are looked up */
 };
@@ -133,22 +131,27 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	const struct output_format *fmts;
+	size_t nfmts, i;
 	struct stat sb;
 	uint32_t v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->text = 1;
+	o->fmt = output__find("text");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "text") || !strcmp(optarg, "folded")) {
-				o->text = !strcmp(optarg, "text");
+			o->fmt = output__find(optarg);
+			if (o->fmt)
 				break;
-			}
-			fprintf(stderr, "ljsnap report: unknown format '%s' (use 'folded' or 'text')\n",
-				optarg);
+			fprintf(stderr, "ljsnap report: unknown format '%s' (use", optarg);
+			fmts = output__formats(&nfmts);
+			for (i = 0; i < nfmts; i++)
+				fprintf(stderr, "%s '%s'", i ? (i + 1 == nfmts ? " or" : ",") : "",
+					fmts[i].name);
+			fprintf(stderr, ")\n");
 			return -EINVAL;
 		case 'o':
 			o->output = optarg;
@@ -170,7 +173,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 3:
 			o->lines = 1;
-			o->stack_flags |= RSTACK_LINES;
+			o->stack_flags |= LJS_PIPE_LINES;
 			break;
 		case 4:
 			if (parse_u32(optarg, &v) || v == 0 || v > 100000) {
@@ -180,13 +183,13 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			o->top = v;
 			break;
 		case 5:
-			o->stack_flags |= RSTACK_LUA_ONLY;
+			o->stack_flags |= LJS_PIPE_LUA_ONLY;
 			break;
 		case 6:
-			o->stack_flags |= RSTACK_NATIVE_ONLY;
+			o->stack_flags |= LJS_PIPE_NATIVE_ONLY;
 			break;
 		case 7:
-			o->stack_flags |= RSTACK_NO_KERNEL;
+			o->stack_flags |= LJS_PIPE_NO_KERNEL;
 			break;
 		case 8:
 			o->by_trace = 1;
@@ -209,7 +212,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			return -EINVAL;
 		}
 	}
-	if ((o->stack_flags & RSTACK_LUA_ONLY) && (o->stack_flags & RSTACK_NATIVE_ONLY)) {
+	if ((o->stack_flags & LJS_PIPE_LUA_ONLY) && (o->stack_flags & LJS_PIPE_NATIVE_ONLY)) {
 		fprintf(stderr, "ljsnap report: --lua-only and --native-only exclude each other\n");
 		return -EINVAL;
 	}
@@ -256,7 +259,7 @@ static void notes__exit(struct notes *nt)
 /* -- Pass 1: processes and memory -------------------------------------------------- */
 
 /* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
-static int load(const char *path, struct ptab *pt, struct rstack *rs, struct memtable *mt,
+static int load(const char *path, struct ptab *pt, struct ljs_pipe *rs, struct memtable *mt,
 		struct notes *nt, uint64_t *lost)
 {
 	struct snapfile_reader *r;
@@ -283,10 +286,12 @@ static int load(const char *path, struct ptab *pt, struct rstack *rs, struct mem
 			err = ptab__process(pt, rs, &rec.proc, rec.offset);
 			break;
 		case SNAPFILE_REC_KSYMS:
-			err = rstack__ksyms(rs, &rec.ksyms) == -ENOMEM ? -ENOMEM : 0;
+			err = ljs_pipe__ksyms(rs, rec.ksyms.syms, rec.ksyms.n) == -ENOMEM ? -ENOMEM : 0;
 			break;
 		case SNAPFILE_REC_OBJECT:
-			err = rstack__image(rs, &rec.object) == -ENOMEM ? -ENOMEM : 0;
+			err = ljs_pipe__image(rs, rec.object.path, rec.object.build_id,
+					      rec.object.build_id_len, rec.object.data,
+					      rec.object.len) == -ENOMEM ? -ENOMEM : 0;
 			break;
 		case SNAPFILE_REC_MEMORY: {
 			struct memtable_entry e = {
@@ -313,7 +318,7 @@ static int load(const char *path, struct ptab *pt, struct rstack *rs, struct mem
 			goto out;
 		}
 	}
-	rstack__ksyms_done(rs);
+	ljs_pipe__ksyms_done(rs);
 	{
 		const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
 		const char *note = snapfile_reader__note(r);
@@ -336,136 +341,14 @@ out:
 
 /* -- Pass 2: samples ------------------------------------------------------------- */
 
-/* Samples per JIT trace, keyed by its name; and how they were attributed. */
-struct tracetab {
-	struct tcount {
-		char *name;	/* "TRACE_<n>::chunk:line (root <r>)", NULL = empty slot */
-		char *label;	/* name and the start function, as first seen */
-		uint64_t n;
-	} *v;
-	size_t n, cap;		/* cap: power of two */
-	uint64_t src[LJW__TS_MAX];
-};
-
-/* Count one trace sample (names with a hash of their own: traces are few);
- * ls names the function the trace started in, when its frame is there. */
-static int tracetab__add(struct tracetab *t, const struct ljw_trace *tr, const struct ljw_stack *ls)
-{
-	char name[512], label[768];
-	const char *fname = NULL;
-	size_t i, k, h = 5381;
-	const char *c;
-
-	t->src[tr->src < LJW__TS_MAX ? tr->src : 0]++;
-	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", tr->traceno,
-		 tr->chunk ? tr->chunk : "?", tr->startline, tr->root);
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct tcount *nv = calloc(ncap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		for (k = 0; k < t->cap; k++) {
-			size_t hh = 5381;
-
-			if (!t->v[k].name)
-				continue;
-			for (c = t->v[k].name; *c; c++)
-				hh = hh * 33 + (unsigned char)*c;
-			for (i = hh & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
-				;
-			nv[i] = t->v[k];
-		}
-		free(t->v);
-		t->v = nv;
-		t->cap = ncap;
-	}
-	for (c = name; *c; c++)
-		h = h * 33 + (unsigned char)*c;
-	for (i = h & (t->cap - 1); t->v[i].name; i = (i + 1) & (t->cap - 1))
-		if (!strcmp(t->v[i].name, name)) {
-			t->v[i].n++;
-			return 0;
-		}
-	for (k = 0; k < ls->nframes && !fname; k++)
-		if (tr->startpt && ls->frames[k].pt == tr->startpt)
-			fname = ls->frames[k].name;
-	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name, fname ? "function " : "",
-		 fname ? fname : "function", tr->chunk ? tr->chunk : "?", tr->linedefined);
-	t->v[i].name = strdup(name);
-	t->v[i].label = strdup(label);
-	if (!t->v[i].name || !t->v[i].label)
-		return -ENOMEM;
-	t->v[i].n = 1;
-	t->n++;
-	return 0;
-}
-
-/* qsort: by count descending, then name. */
-static int tcount__cmp(const void *x, const void *y)
-{
-	const struct tcount *a = x, *b = y;
-
-	if (a->n != b->n)
-		return a->n > b->n ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-/* Print how trace samples were attributed, and (--by-trace) the top traces. */
-static void tracetab__write(struct tracetab *t, int by_trace, unsigned top, FILE *out)
-{
-	uint64_t total = 0;
-	size_t i, k = 0;
-
-	for (i = 1; i < LJW__TS_MAX; i++)
-		total += t->src[i];
-	if (!total)
-		return;
-	fprintf(out, "\nJIT trace samples: %" PRIu64 ", attributed by\n", total);
-	for (i = 1; i < LJW__TS_MAX; i++)
-		if (t->src[i])
-			fprintf(out, "  %-34s %8" PRIu64 " %5.1f%%\n", ljw_tsrc__name(i), t->src[i],
-				100.0 * t->src[i] / total);
-	if (!by_trace)
-		return;
-	for (i = 0; i < t->cap; i++)
-		if (t->v[i].name)
-			t->v[k++] = t->v[i];
-	qsort(t->v, k, sizeof(*t->v), tcount__cmp);
-	fprintf(out, "\ntop traces (%zu distinct):\n", k);
-	for (i = 0; i < k && i < (top ? top : 25); i++)
-		fprintf(out, "  %8" PRIu64 " %5.1f%%  %s\n", t->v[i].n, 100.0 * t->v[i].n / total,
-			t->v[i].label);
-	for (i = 0; i < k; i++) {
-		free(t->v[i].name);
-		free(t->v[i].label);
-	}
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
-/* Free the table (when tracetab__write did not). */
-static void tracetab__exit(struct tracetab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->cap; i++) {
-		free(t->v[i].name);
-		free(t->v[i].label);
-	}
-	free(t->v);
-}
-
 /* State of the sample pass. */
 struct walkctx {
 	const struct report_opts *o;
 	struct ptab *pt;
 	struct memtable *mt;
 	struct agg *agg;
-	struct ljw *w;
-	struct rstack *rs;
-	struct tracetab tt;
-	struct agg_stack sb;
+	struct ljs_pipe *rs;
+	struct ljs_pipe_out po;
 	uint64_t unknown_pid;		/* samples of pids never described */
 };
 
@@ -474,12 +357,10 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 {
 	struct rproc *p = ptab__get(c->pt, s->pid);
 	const struct rdesc *d = p ? rproc__desc_at(p, offset) : NULL;
-	const struct ljw_stack *lua = NULL;
 	static const struct ljs_proc none;
 	const struct ljs_proc *rp = &none;
 	struct memtable_src msrc;
 	struct memsrc sm;
-	struct ljw_stack st;
 	const char *comm;
 	int err;
 
@@ -497,24 +378,15 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	comm = d && d->comm[0] ? d->comm : p->comm[0] ? p->comm : "?";
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
 	memsrc__init_sample(&sm, s, &msrc.ms);
-	agg_stack__reset(&c->sb);
-	err = rstack__build(c->rs, c->agg, &c->sb, comm, s, rp, c->w, &sm, &st, &lua);
-	if (!lua && rp->has_luajit) {
-		/* Taken before the recorder configured the process (BPF copied no
-		 * LuaJIT state) or an unusable layout: nothing to walk. */
-		memset(&st, 0, sizeof(st));
-		st.end = LJW_END_NO_LUA;
-		lua = &st;
-	}
-	agg__count(c->agg, lua);
-	if (!err && lua && lua->trace.traceno >= 0 && lua->trace.src != LJW_TS_NONE)
-		err = tracetab__add(&c->tt, &lua->trace, lua);
+	err = ljs_pipe__sample(c->rs, rp, s, &sm, comm, &c->po);
+	if (!err && c->po.has_trace)
+		err = agg__trace(c->agg, &c->po.trace);
 	if (!err)
-		err = agg__add(c->agg, &c->sb, 1);
+		err = agg__add_stack(c->agg, &c->po.stack, 1);
 	return err;
 }
 
-/* rstack__missing callback: one note per unusable file. */
+/* ljs_pipe__missing callback: one note per unusable file. */
 static void note_missing(void *arg, const char *line)
 {
 	notes__add(arg, "native frames: %s", line);
@@ -555,7 +427,7 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		notes__add(nt, "%" PRIu64 " processes had samples but no description in the file "
 			   "(their stacks show [native])", c->unknown_pid);
 	{
-		const struct rstack_stats *rs = rstack__stats(c->rs);
+		const struct ljs_pipe_stats *rs = ljs_pipe__stats(c->rs);
 
 		if (rs->native)
 			notes__add(nt, "native stacks: %" PRIu64 " samples unwound, %" PRIu64 " (%.1f%%) "
@@ -568,8 +440,9 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		if (rs->ksym_missing)
 			notes__add(nt, "%" PRIu64 " kernel frames had no symbol in the file",
 				   rs->ksym_missing);
-		rstack__missing(c->rs, note_missing, nt);
+		ljs_pipe__missing(c->rs, note_missing, nt);
 	}
+	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->rs));
 	snapfile_reader__close(r);
 	return err;
 }
@@ -579,20 +452,19 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 /* qsort comparator for processes: by samples descending, then pid. */
 static int proc__cmp(const void *x, const void *y)
 {
-	const struct textreport_proc *a = x, *b = y;
+	const struct agg_proc *a = x, *b = y;
 
 	if (a->samples != b->samples)
 		return a->samples > b->samples ? -1 : 1;
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-/* Write the text summary. */
-static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
+/* Tell the profile what the outputs print beside the stacks: the file, the
+ * selection, the processes (by samples) and the notes. */
+static int describe(struct walkctx *c, struct notes *nt)
 {
-	struct textreport_proc *procs = calloc(c->pt->n ? c->pt->n : 1, sizeof(*procs));
-	const char *notes[REPORT_MAX_NOTES + 1];
+	struct agg_proc *procs = calloc(c->pt->n ? c->pt->n : 1, sizeof(*procs));
 	char sel[64] = "", more[64];
-	struct textreport_in in;
 	size_t i, n = 0;
 	int err;
 
@@ -610,29 +482,20 @@ static int write_text(struct walkctx *c, struct notes *nt, FILE *out)
 		procs[n++].samples = p->samples;
 	}
 	qsort(procs, n, sizeof(*procs), proc__cmp);
-	for (i = 0; i < nt->n; i++)
-		notes[i] = nt->v[i];
-	if (nt->more) {
-		snprintf(more, sizeof(more), "... and %" PRIu64 " more", nt->more);
-		notes[i++] = more;
-	}
 	if (c->o->has_pid)
 		snprintf(sel, sizeof(sel), "pid %" PRIu32, c->o->pid);
 	if (c->o->has_tid)
 		snprintf(sel + strlen(sel), sizeof(sel) - strlen(sel), "%stid %" PRIu32,
 			 sel[0] ? ", " : "", c->o->tid);
-	memset(&in, 0, sizeof(in));
-	in.file = c->o->file;
-	in.selection = sel[0] ? sel : NULL;
-	in.agg = c->agg;
-	in.top = c->o->top;
-	in.procs = procs;
-	in.nprocs = n;
-	in.notes = notes;
-	in.nnotes = i;
-	err = textreport__write(&in, out);
-	if (!err)
-		tracetab__write(&c->tt, c->o->by_trace, c->o->top, out);
+	err = agg__set_source(c->agg, c->o->file, sel[0] ? sel : NULL);
+	for (i = 0; !err && i < n; i++)
+		err = agg__add_proc(c->agg, &procs[i]);
+	for (i = 0; !err && i < nt->n; i++)
+		err = agg__add_note(c->agg, nt->v[i]);
+	if (!err && nt->more) {
+		snprintf(more, sizeof(more), "... and %" PRIu64 " more", nt->more);
+		err = agg__add_note(c->agg, more);
+	}
 	free(procs);
 	return err;
 }
@@ -656,9 +519,8 @@ int cmd_report(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	mt = memtable__new();
 	c.agg = agg__new(o.lines ? AGG_LINES : 0);
-	c.w = ljw__new();
-	c.rs = rstack__new(o.stack_flags, &o.files);
-	if (!mt || !c.agg || !c.w || !c.rs) {
+	c.rs = ljs_pipe__new(o.stack_flags, &o.files);
+	if (!mt || !c.agg || !c.rs) {
 		fprintf(stderr, "ljsnap report: out of memory\n");
 		goto out;
 	}
@@ -689,10 +551,13 @@ int cmd_report(int argc, char **argv)
 	c.mt = mt;
 	if (walk_all(&c, &nt))
 		goto out;
-	if (o.text) {
-		err = write_text(&c, &nt, out);
-	} else {
-		err = folded__write(c.agg, out);
+	err = describe(&c, &nt);
+	if (!err) {
+		struct output_opts oo = { .top = o.top, .by_trace = o.by_trace };
+
+		err = o.fmt->write(c.agg, &oo, out);
+	}
+	if (!o.fmt->notes_inline) {
 		for (i = 0; i < nt.n; i++)
 			fprintf(stderr, "ljsnap report: note: %s\n", nt.v[i]);
 		if (!agg__total(c.agg))
@@ -710,11 +575,9 @@ int cmd_report(int argc, char **argv)
 out:
 	if (out != stdout)
 		fclose(out);
-	agg_stack__exit(&c.sb);
-	ljw__delete(c.w);
+	ljs_stack__exit(&c.po.stack);
 	ptab__exit(&pt);
-	rstack__delete(c.rs);
-	tracetab__exit(&c.tt);
+	ljs_pipe__delete(c.rs);
 	agg__delete(c.agg);
 	memtable__delete(mt);
 	notes__exit(&nt);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "daemon/report_proc.h"
-#include "daemon/report_stack.h"
+#include "unwind/pipeline.h"
 
 /* The entry of pid; see report_proc.h. */
 struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
@@ -51,7 +51,7 @@ static void rdesc__exit(struct rdesc *d)
 }
 
 /* Take a PROCESS record; see report_proc.h. */
-int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_process *sp,
+int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_process *sp,
 		  uint64_t offset)
 {
 	struct rproc *p = ptab__get(pt, sp->pid);
@@ -66,7 +66,7 @@ int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_proc
 			memcpy(p->comm, sp->comm, sizeof(p->comm));
 		return 0;
 	}
-	if (rstack__procmap(rs, sp, &lp) == -ENOMEM)
+	if (ljs_pipe__proc(rs, sp->maps, sp->nmaps, &lp) == -ENOMEM)
 		return -ENOMEM;
 	if (sp->has_luajit) {
 		build = strdup(sp->lj_build && sp->lj_build[0] ? sp->lj_build :

@@ -18,7 +18,7 @@
 #include "unwind/ljlayout.h"
 #include "unwind/proc.h"
 
-struct rstack;
+struct ljs_pipe;
 
 /* One image of a process, as its last description says. */
 struct rdesc {
@@ -49,7 +49,7 @@ struct rproc *ptab__get(struct ptab *pt, uint32_t pid);
 /* Take a PROCESS record found at file offset: it replaces the description
  * of its image or starts a new image; an exit note only names a process
  * never described.  0 or -ENOMEM. */
-int ptab__process(struct ptab *pt, struct rstack *rs, const struct snapfile_process *sp,
+int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_process *sp,
 		  uint64_t offset);
 
 /* Free everything. */

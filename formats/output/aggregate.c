@@ -1,6 +1,6 @@
 /*
- * aggregate.c -- interned frame names and stacks, walker frame naming, and
- * walk statistics (see aggregate.h).
+ * aggregate.c -- the profile model: interned frame names and stacks, and
+ * what the outputs print beside them (see aggregate.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,7 @@ struct agg_fr {
 	uint64_t off;			/* name bytes at str + off */
 	uint32_t len;
 	uint32_t base;			/* id of the name without its suffix */
-	uint8_t cls;
+	uint8_t kind;			/* enum ljs_fkind */
 };
 
 struct agg_st {
@@ -42,7 +42,19 @@ struct agg {
 	uint32_t *shash;		/* open addressing: stack index + 1 */
 	size_t shcap;
 	uint64_t total;
-	struct agg_stats stats;
+	struct ljs_walk_stats walk;
+	struct agg_stack scratch;	/* agg__add_stack's ids */
+	/* samples per JIT trace: open addressing by name */
+	struct agg_trace *tr;
+	size_t ntr, trcap;		/* trcap: power of two */
+	uint64_t tsrc[LJS_TRACE_SRC_MAX];
+	struct agg_trace *tsorted;	/* agg__traces' copy */
+	/* where the samples came from */
+	char *file, *selection;
+	struct agg_proc *procs;
+	size_t nprocs, proccap;
+	char **notes;
+	size_t nnotes, notecap;
 };
 
 /* -- Small helpers ------------------------------------------------------------ */
@@ -162,6 +174,8 @@ struct agg *agg__new(unsigned flags)
 /* Free an aggregate. */
 void agg__delete(struct agg *a)
 {
+	size_t i;
+
 	if (!a)
 		return;
 	free(a->str);
@@ -170,6 +184,23 @@ void agg__delete(struct agg *a)
 	free(a->ids);
 	free(a->st);
 	free(a->shash);
+	agg_stack__exit(&a->scratch);
+	for (i = 0; i < a->trcap; i++) {
+		free((char *)a->tr[i].name);
+		free((char *)a->tr[i].label);
+	}
+	free(a->tr);
+	free(a->tsorted);
+	free(a->file);
+	free(a->selection);
+	for (i = 0; i < a->nprocs; i++) {
+		free((char *)a->procs[i].comm);
+		free((char *)a->procs[i].build);
+	}
+	free(a->procs);
+	for (i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->notes);
 	free(a);
 }
 
@@ -204,10 +235,20 @@ static size_t name__base_len(const char *s, size_t len)
 	return len;
 }
 
-/* Intern an already sanitized name; its id or -ENOMEM. */
-static long frame__intern(struct agg *a, const char *s, size_t len, enum agg_cls cls)
+/* The kind of a name without its suffix: a Lua function in a trace or
+ * inlined is the same function interpreted; an inlined C function the same
+ * as the function itself. */
+static enum ljs_fkind kind__base(enum ljs_fkind kind)
 {
-	uint64_t h = hash__mix(hash__bytes(14695981039346656037ull ^ cls, s, len));
+	if (kind == LJS_FK_LUA_TRACE || kind == LJS_FK_LUA_INLINED)
+		return LJS_FK_LUA;
+	return kind == LJS_FK_NATIVE_INLINED ? LJS_FK_NATIVE : kind;
+}
+
+/* Intern an already sanitized name; its id or -ENOMEM. */
+static long frame__intern(struct agg *a, const char *s, size_t len, enum ljs_fkind kind)
+{
+	uint64_t h = hash__mix(hash__bytes(14695981039346656037ull ^ kind, s, len));
 	struct agg_fr *f;
 	size_t slot, blen;
 	long id, base;
@@ -215,14 +256,14 @@ static long frame__intern(struct agg *a, const char *s, size_t len, enum agg_cls
 	if (a->fhcap) {
 		for (slot = h & (a->fhcap - 1); a->fhash[slot]; slot = (slot + 1) & (a->fhcap - 1)) {
 			f = &a->fr[a->fhash[slot] - 1];
-			if (f->hash == h && f->len == len && f->cls == cls &&
+			if (f->hash == h && f->len == len && f->kind == kind &&
 			    !memcmp(a->str + f->off, s, len))
 				return (long)a->fhash[slot] - 1;
 		}
 	}
 	/* The suffix-less name first, so its id is known. */
 	blen = name__base_len(s, len);
-	base = blen < len ? frame__intern(a, s, blen, cls) : -1;
+	base = blen < len ? frame__intern(a, s, blen, kind__base(kind)) : -1;
 	if (blen < len && base < 0)
 		return base;
 	if (a->nfr >= AGG_IDS_MAX || grow((void **)&a->fr, &a->frcap, a->nfr + 1, sizeof(*a->fr)) ||
@@ -235,7 +276,7 @@ static long frame__intern(struct agg *a, const char *s, size_t len, enum agg_cls
 	f->hash = h;
 	f->off = a->nstr;
 	f->len = (uint32_t)len;
-	f->cls = (uint8_t)cls;
+	f->kind = (uint8_t)kind;
 	f->base = base >= 0 ? (uint32_t)base : (uint32_t)id;
 	memcpy(a->str + a->nstr, s, len);
 	a->str[a->nstr + len] = '\0';
@@ -247,192 +288,14 @@ static long frame__intern(struct agg *a, const char *s, size_t len, enum agg_cls
 }
 
 /* Intern a frame name; its id or -ENOMEM. */
-long agg__frame(struct agg *a, const char *name, size_t len, enum agg_cls cls)
+long agg__frame(struct agg *a, const char *name, size_t len, enum ljs_fkind kind)
 {
 	char buf[AGG_NAME_MAX];
 
-	if (!a || !name || (unsigned)cls >= AGG__CLS_MAX)
+	if (!a || !name || (unsigned)kind >= LJS_FK__MAX)
 		return -EINVAL;
 	len = name__sanitize(name, len, buf);
-	return frame__intern(a, buf, len, cls);
-}
-
-/* -- Naming walker frames ------------------------------------------------------------ */
-
-/* A bounded string builder. */
-struct sbuf {
-	char *p;
-	size_t n, size;
-};
-
-/* Append n bytes (cut at the end of the buffer). */
-static void sb__put(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->n + 1 >= b->size)
-		return;
-	if (n > b->size - 1 - b->n)
-		n = b->size - 1 - b->n;
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-/* Append a string. */
-static void sb__str(struct sbuf *b, const char *s)
-{
-	sb__put(b, s, strlen(s));
-}
-
-/* Append an unsigned number in base 10 or 16, after an optional '-'. */
-static void sb__num(struct sbuf *b, unsigned long long u, unsigned base, int neg)
-{
-	char t[24], *p = t + sizeof(t);
-
-	do {
-		*--p = "0123456789abcdef"[u % base];
-		u /= base;
-	} while (u && p > t + 1);
-	if (neg)
-		*--p = '-';
-	sb__put(b, p, (size_t)(t + sizeof(t) - p));
-}
-
-/* Append a signed decimal. */
-static void sb__int(struct sbuf *b, long long v)
-{
-	sb__num(b, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, 10, v < 0);
-}
-
-/* Append the chunk of a Lua frame: the file name of "@file" / "=name"
- * chunks, LuaJIT's short_src ([string "..."]) for source-text chunks. */
-static void sb__chunk(struct sbuf *b, const struct ljw_frame *f)
-{
-	char src[80];
-
-	if (!f->chunkname)
-		sb__str(b, "?");
-	else if (f->chunkname[0] == '@' || f->chunkname[0] == '=')
-		sb__str(b, f->chunkname + 1);
-	else
-		sb__str(b, ljw_frame__short_src(f, src, sizeof(src)));
-}
-
-/* Append ":line" of a Lua frame in line mode ("?" when unknown). */
-static void sb__line(struct sbuf *b, const struct ljw_frame *f)
-{
-	sb__put(b, ":", 1);
-	if (f->line > 0)
-		sb__int(b, f->line);
-	else
-		sb__put(b, "?", 1);
-}
-
-/* Name a Lua function frame. */
-static void name__lua(struct sbuf *b, const struct ljw_frame *f, unsigned flags)
-{
-	if (f->flags & LJW_F_MAIN) {
-		sb__str(b, "main ");
-		sb__chunk(b, f);
-		if (flags & AGG_LINES)
-			sb__line(b, f);
-		return;
-	}
-	if (f->name && f->name[0]) {
-		sb__str(b, f->name);
-		sb__put(b, " ", 1);
-		sb__chunk(b, f);
-		if (flags & AGG_LINES) {
-			sb__line(b, f);
-		} else {
-			sb__put(b, ":", 1);
-			sb__int(b, f->linedefined);
-		}
-		return;
-	}
-	sb__str(b, "function <");
-	sb__chunk(b, f);
-	sb__put(b, ":", 1);
-	sb__int(b, f->linedefined);
-	sb__put(b, ">", 1);
-	if (flags & AGG_LINES) {
-		sb__put(b, " ", 1);
-		sb__chunk(b, f);
-		sb__line(b, f);
-	}
-}
-
-/* Name a walker frame into buf. */
-size_t agg__ljw_name(const struct ljw_frame *f, unsigned flags, char *buf, size_t size)
-{
-	char tmp[AGG_NAME_MAX];
-	struct sbuf b = { tmp, 0, sizeof(tmp) };
-	size_t n;
-
-	tmp[0] = '\0';
-	switch (f->kind) {
-	case LJW_FRAME_LUA:
-		name__lua(&b, f, flags);
-		break;
-	case LJW_FRAME_C:
-		if (f->cfunc) {
-			sb__str(&b, "C:0x");
-			sb__num(&b, f->cfunc, 16, 0);
-		} else {
-			sb__str(&b, "C:?");
-		}
-		break;
-	case LJW_FRAME_FF:
-		if (f->ffname) {
-			sb__str(&b, f->ffname);
-		} else {
-			sb__str(&b, "builtin#");
-			sb__int(&b, f->ffid);
-		}
-		break;
-	case LJW_FRAME_PSEUDO:
-		sb__str(&b, f->pseudo ? f->pseudo : "[?]");
-		break;
-	default:
-		sb__str(&b, "[unknown: ");
-		sb__str(&b, ljw_reason__name(f->reason));
-		sb__str(&b, "]");
-		break;
-	}
-	/* Inlined into a trace (known from its snapshot, not on the Lua stack)
-	 * is the more specific fact when a frame is also the trace's position. */
-	if (f->kind != LJW_FRAME_PSEUDO && f->kind != LJW_FRAME_UNKNOWN) {
-		if (f->flags & LJW_F_INLINED)
-			sb__str(&b, "_[i]");
-		else if (f->flags & LJW_F_TRACE)
-			sb__str(&b, "_[j]");
-	}
-	if (!buf || size == 0)
-		return 0;
-	/* Sanitize (the suffix survives: it has no unsafe byte). */
-	if (size >= AGG_NAME_MAX) {
-		n = name__sanitize(tmp, b.n, buf);
-	} else {
-		char s[AGG_NAME_MAX];
-
-		n = name__sanitize(tmp, b.n, s);
-		if (n > size - 1)
-			n = size - 1;
-		memcpy(buf, s, n);
-		buf[n] = '\0';
-	}
-	return n;
-}
-
-/* Class of a walker frame. */
-enum agg_cls agg__ljw_cls(const struct ljw_frame *f)
-{
-	switch (f->kind) {
-	case LJW_FRAME_LUA: return AGG_LUA;
-	case LJW_FRAME_C: return AGG_C;
-	case LJW_FRAME_FF: return AGG_BUILTIN;
-	case LJW_FRAME_PSEUDO: return AGG_PSEUDO;
-	default: return AGG_UNKNOWN;
-	}
+	return frame__intern(a, buf, len, kind);
 }
 
 /* -- Stacks ------------------------------------------------------------------------ */
@@ -453,9 +316,9 @@ void agg_stack__exit(struct agg_stack *sb)
 
 /* Push one frame (interned) onto a stack being built. */
 int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
-	      enum agg_cls cls)
+	      enum ljs_fkind kind)
 {
-	long id = agg__frame(a, name, len, cls);
+	long id = agg__frame(a, name, len, kind);
 
 	if (id < 0)
 		return (int)id;
@@ -465,34 +328,12 @@ int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
 	return 0;
 }
 
-/* Push a walk's frames, outermost first. */
 /* Append an interned frame id to a stack being built. */
 int agg_stack__push_id(struct agg_stack *sb, uint32_t id)
 {
 	if (grow((void **)&sb->ids, &sb->cap, sb->n + 1, sizeof(*sb->ids)))
 		return -ENOMEM;
 	sb->ids[sb->n++] = id;
-	return 0;
-}
-
-int agg__push_ljw(struct agg *a, struct agg_stack *sb, const struct ljw_stack *st)
-{
-	char name[AGG_NAME_MAX];
-	size_t i, n;
-	long id;
-
-	if (grow((void **)&sb->ids, &sb->cap, sb->n + st->nframes, sizeof(*sb->ids)))
-		return -ENOMEM;
-	for (i = st->nframes; i > 0; i--) {
-		const struct ljw_frame *f = &st->frames[i - 1];
-
-		/* Already folded-safe: intern without a second pass. */
-		n = agg__ljw_name(f, a->flags, name, sizeof(name));
-		id = frame__intern(a, name, n, agg__ljw_cls(f));
-		if (id < 0)
-			return (int)id;
-		sb->ids[sb->n++] = (uint32_t)id;
-	}
 	return 0;
 }
 
@@ -559,75 +400,129 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
 	return 0;
 }
 
-/* -- Statistics ------------------------------------------------------------------------ */
-
-/* VM state group of a walk (from the walker's vmstate class name). */
-enum agg_vm agg__vm(const struct ljw_stack *st)
+/* Add count samples of a named stack. */
+int agg__add_stack(struct agg *a, const struct ljs_stack *st, uint64_t count)
 {
-	static const struct { const char *name; enum agg_vm vm; } map[] = {
-		{ "interp", AGG_VM_INTERP }, { "c", AGG_VM_C }, { "gc", AGG_VM_GC },
-		{ "trace", AGG_VM_TRACE }, { "compiler", AGG_VM_COMPILER },
-		{ "exit", AGG_VM_EXIT },
-	};
+	size_t i;
+	int err;
+
+	if (!a || !st)
+		return -EINVAL;
+	agg_stack__reset(&a->scratch);
+	for (i = 0; i < st->n; i++) {
+		err = agg__push(a, &a->scratch, st->text + st->f[i].off, st->f[i].len,
+				st->f[i].kind);
+		if (err)
+			return err;
+	}
+	return agg__add(a, &a->scratch, count);
+}
+
+/* djb2 of a NUL-terminated name. */
+static size_t trace__hash(const char *c)
+{
+	size_t h = 5381;
+
+	for (; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	return h;
+}
+
+/* Double the trace table. */
+static int traces__grow(struct agg *a)
+{
+	size_t ncap = a->trcap ? a->trcap * 2 : 64, k, i;
+	struct agg_trace *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (k = 0; k < a->trcap; k++) {
+		if (!a->tr[k].name)
+			continue;
+		for (i = trace__hash(a->tr[k].name) & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
+			;
+		nv[i] = a->tr[k];
+	}
+	free(a->tr);
+	a->tr = nv;
+	a->trcap = ncap;
+	return 0;
+}
+
+/* Count one sample in its trace (traces are few: names hashed as strings). */
+int agg__trace(struct agg *a, const struct ljs_trace_hit *hit)
+{
+	char name[512], label[768];
 	size_t i;
 
-	if (!st || !st->vmstate_name)
-		return AGG_VM_OTHER;
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(st->vmstate_name, map[i].name))
-			return map[i].vm;
-	return AGG_VM_OTHER;
+	a->tsrc[hit->src < LJS_TRACE_SRC_MAX ? hit->src : 0]++;
+	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", hit->traceno,
+		 hit->chunk ? hit->chunk : "?", hit->startline, hit->root);
+	if ((a->ntr + 1) * 2 > a->trcap && traces__grow(a))
+		return -ENOMEM;
+	for (i = trace__hash(name) & (a->trcap - 1); a->tr[i].name; i = (i + 1) & (a->trcap - 1))
+		if (!strcmp(a->tr[i].name, name)) {
+			a->tr[i].n++;
+			return 0;
+		}
+	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name,
+		 hit->start_fn ? "function " : "", hit->start_fn ? hit->start_fn : "function",
+		 hit->chunk ? hit->chunk : "?", hit->linedefined);
+	a->tr[i].name = strdup(name);
+	a->tr[i].label = strdup(label);
+	if (!a->tr[i].name || !a->tr[i].label)
+		return -ENOMEM;
+	a->tr[i].n = 1;
+	a->ntr++;
+	return 0;
 }
 
-/* Name of a VM state group. */
-const char *agg_vm__name(enum agg_vm v)
+/* The walk statistics. */
+void agg__set_walk(struct agg *a, const struct ljs_walk_stats *ws)
 {
-	static const char *const names[AGG_VM__MAX] = {
-		"interpreter", "C code", "garbage collector", "JIT-compiled (trace)",
-		"JIT compiler", "trace exit", "other",
-	};
-
-	return (unsigned)v < AGG_VM__MAX ? names[v] : "?";
+	a->walk = *ws;
 }
 
-/* Count one sample's walk. */
-void agg__count(struct agg *a, const struct ljw_stack *st)
+/* Where the samples came from. */
+int agg__set_source(struct agg *a, const char *file, const char *selection)
 {
-	struct agg_stats *s = &a->stats;
-	size_t r;
+	free(a->file);
+	free(a->selection);
+	a->file = file ? strdup(file) : NULL;
+	a->selection = selection ? strdup(selection) : NULL;
+	return (file && !a->file) || (selection && !a->selection) ? -ENOMEM : 0;
+}
 
-	s->samples++;
-	if (!st) {
-		s->no_luajit++;
-		return;
-	}
-	if ((unsigned)st->end < LJW__END_MAX)
-		s->ends[st->end]++;
-	for (r = 0; r < LJW_R__MAX; r++)
-		s->unknown[r] += st->unknown[r];
-	if (st->nunknown)
-		s->with_unknown++;
-	if (st->end == LJW_END_NO_LUA) {
-		s->no_state++;
-		return;
-	}
-	s->lua_state++;
-	s->vm[agg__vm(st)]++;
-	s->truncated += st->truncated != 0;
-	s->frames += st->nframes;
-	if (st->nframes > s->max_depth)
-		s->max_depth = (uint32_t)st->nframes;
-	if (st->end == LJW_END_COMPLETE && st->nunknown == 0) {
-		size_t i;
+/* A process that had samples. */
+int agg__add_proc(struct agg *a, const struct agg_proc *p)
+{
+	struct agg_proc *d;
 
-		s->clean++;
-		/* The main chunk may sit above C frames (luajit's pmain, an embedder). */
-		for (i = st->nframes; i > 0; i--)
-			if (st->frames[i - 1].kind == LJW_FRAME_LUA &&
-			    (st->frames[i - 1].flags & LJW_F_MAIN))
-				break;
-		s->to_main += i > 0;
+	if (grow((void **)&a->procs, &a->proccap, a->nprocs + 1, sizeof(*a->procs)))
+		return -ENOMEM;
+	d = &a->procs[a->nprocs];
+	*d = *p;
+	d->comm = p->comm ? strdup(p->comm) : NULL;
+	d->build = p->build ? strdup(p->build) : NULL;
+	if ((p->comm && !d->comm) || (p->build && !d->build)) {
+		free((char *)d->comm);
+		free((char *)d->build);
+		return -ENOMEM;
 	}
+	a->nprocs++;
+	return 0;
+}
+
+/* A note. */
+int agg__add_note(struct agg *a, const char *note)
+{
+	char *c;
+
+	if (grow((void **)&a->notes, &a->notecap, a->nnotes + 1, sizeof(*a->notes)) ||
+	    !(c = strdup(note)))
+		return -ENOMEM;
+	a->notes[a->nnotes++] = c;
+	return 0;
 }
 
 /* -- Reading ------------------------------------------------------------------------- */
@@ -645,9 +540,9 @@ uint64_t agg__total(const struct agg *a)
 }
 
 /* Walk statistics. */
-const struct agg_stats *agg__stats(const struct agg *a)
+const struct ljs_walk_stats *agg__walk(const struct agg *a)
 {
-	return &a->stats;
+	return &a->walk;
 }
 
 /* Number of distinct frame names. */
@@ -666,10 +561,10 @@ const char *agg__frame_name(const struct agg *a, uint32_t id, size_t *len)
 	return a->str + a->fr[id].off;
 }
 
-/* Class of frame id. */
-enum agg_cls agg__frame_cls(const struct agg *a, uint32_t id)
+/* Kind of frame id. */
+enum ljs_fkind agg__frame_kind(const struct agg *a, uint32_t id)
 {
-	return id < a->nfr ? (enum agg_cls)a->fr[id].cls : AGG_UNKNOWN;
+	return id < a->nfr ? (enum ljs_fkind)a->fr[id].kind : LJS_FK_UNKNOWN;
 }
 
 /* Id of frame id's name without its suffix. */
@@ -693,4 +588,61 @@ int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, u
 	*n = a->st[i].n;
 	*count = a->st[i].count;
 	return 0;
+}
+
+/* Samples per way of attributing them to a trace. */
+const uint64_t *agg__trace_src(const struct agg *a)
+{
+	return a->tsrc;
+}
+
+/* qsort: by count descending, then name. */
+static int trace__cmp(const void *x, const void *y)
+{
+	const struct agg_trace *p = x, *q = y;
+
+	if (p->n != q->n)
+		return p->n > q->n ? -1 : 1;
+	return strcmp(p->name, q->name);
+}
+
+/* The traces with samples, sorted. */
+const struct agg_trace *agg__traces(const struct agg *a, size_t *n)
+{
+	struct agg *m = (struct agg *)a;	/* the sorted copy is a cache */
+	size_t i, k = 0;
+
+	*n = 0;
+	free(m->tsorted);
+	m->tsorted = a->ntr ? malloc(a->ntr * sizeof(*m->tsorted)) : NULL;
+	if (!m->tsorted)
+		return NULL;
+	for (i = 0; i < a->trcap; i++)
+		if (a->tr[i].name)
+			m->tsorted[k++] = a->tr[i];
+	qsort(m->tsorted, k, sizeof(*m->tsorted), trace__cmp);
+	*n = k;
+	return m->tsorted;
+}
+
+const char *agg__source_file(const struct agg *a)
+{
+	return a->file;
+}
+
+const char *agg__source_selection(const struct agg *a)
+{
+	return a->selection;
+}
+
+const struct agg_proc *agg__procs(const struct agg *a, size_t *n)
+{
+	*n = a->nprocs;
+	return a->procs;
+}
+
+const char *const *agg__notes(const struct agg *a, size_t *n)
+{
+	*n = a->nnotes;
+	return (const char *const *)a->notes;
 }

@@ -21,13 +21,14 @@ static int fline__cmp(const void *a, const void *b)
 }
 
 /* Write every stack of a to out. */
-int folded__write(const struct agg *a, FILE *out)
+int folded__write(const struct agg *a, const struct output_opts *o, FILE *out)
 {
 	size_t ns = agg__nstacks(a), i, j, total = 0, pos = 0;
 	struct fline *lines = NULL;
 	char *text = NULL;
 	int err = 0;
 
+	(void)o;
 	/* Text of every line, back to back. */
 	for (i = 0; i < ns; i++) {
 		const uint32_t *ids;

@@ -15,8 +15,10 @@
 #include <stdio.h>
 
 #include "formats/output/aggregate.h"
+#include "formats/output/output.h"
 
-/* Write every stack of a to out.  0, -ENOMEM, or -EIO on a write error. */
-int folded__write(const struct agg *a, FILE *out);
+/* Write every stack of a to out (the folded output of output.h; o may be
+ * NULL).  0, -ENOMEM, or -EIO on a write error. */
+int folded__write(const struct agg *a, const struct output_opts *o, FILE *out);
 
 #endif /* LJSNAP_FOLDED_H */

@@ -63,11 +63,11 @@ static struct fn_count *fn__counts(const struct agg *a, size_t *nout)
 		if (len == 0)
 			continue;
 		b = agg__frame_base(a, ids[len - 1]);
-		if (agg__frame_cls(a, b) != AGG_ROOT)
+		if (agg__frame_kind(a, b) != LJS_FK_ROOT)
 			fc[b].self += count;
 		for (j = 0; j < len; j++) {
 			b = agg__frame_base(a, ids[j]);
-			if (agg__frame_cls(a, b) == AGG_ROOT || mark[b] == i + 1)
+			if (agg__frame_kind(a, b) == LJS_FK_ROOT || mark[b] == i + 1)
 				continue;
 			mark[b] = i + 1;
 			fc[b].total += count;
@@ -108,20 +108,20 @@ static void top__print(FILE *out, const struct agg *a, struct fn_count *fc, size
 }
 
 /* VM states of the samples with LuaJIT state. */
-static void vm__print(FILE *out, const struct agg_stats *s)
+static void vm__print(FILE *out, const struct ljs_walk_stats *s)
 {
 	int v;
 
 	fprintf(out, "\nVM state (of %" PRIu64 " samples with LuaJIT state):\n", s->lua_state);
-	for (v = 0; v < AGG_VM__MAX; v++)
-		fprintf(out, "  %-28s %9" PRIu64 " %5.1f%%\n", agg_vm__name((enum agg_vm)v),
+	for (v = 0; v < LJS_VM__MAX; v++)
+		fprintf(out, "  %-28s %9" PRIu64 " %5.1f%%\n", ljs_vm__name((enum ljs_vm)v),
 			s->vm[v], pct(s->vm[v], s->lua_state));
 }
 
 /* How well the stacks were unwound. */
-static void unwind__print(FILE *out, const struct agg_stats *s)
+static void unwind__print(FILE *out, const struct ljs_walk_stats *s)
 {
-	int r;
+	unsigned r;
 
 	fprintf(out, "\nunwinding:\n");
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "samples", s->samples);
@@ -134,53 +134,86 @@ static void unwind__print(FILE *out, const struct agg_stats *s)
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "reached the stack bottom, no unknown frame",
 		s->clean);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "ended in a coroutine without resumer",
-		s->ends[LJW_END_COROUTINE]);
+		s->end_coroutine);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "not inside Lua (no VM entry on the thread)",
-		s->ends[LJW_END_NOT_IN_LUA]);
-	fprintf(out, "  %-44s %9" PRIu64 "\n", "stopped at an unknown frame", s->ends[LJW_END_ERROR]);
+		s->end_not_in_lua);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "stopped at an unknown frame", s->end_error);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "truncated (Lua stack copy cut)", s->truncated);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "with an [unknown] frame", s->with_unknown);
 	if (s->lua_state)
 		fprintf(out, "  %-44s %9.1f (deepest %" PRIu32 ")\n", "Lua frames per sample",
 			(double)s->frames / (double)s->lua_state, s->max_depth);
-	for (r = 1; r < LJW_R__MAX; r++)
+	for (r = 1; ljs_walk__reason_name(r); r++)
 		if (s->unknown[r])
 			break;
-	if (r == LJW_R__MAX)
+	if (!ljs_walk__reason_name(r))
 		return;
 	fprintf(out, "  [unknown] frames by reason:\n");
-	for (r = 1; r < LJW_R__MAX; r++)
+	for (r = 1; ljs_walk__reason_name(r); r++)
 		if (s->unknown[r])
-			fprintf(out, "    %-42s %9" PRIu64 "\n", ljw_reason__name((enum ljw_reason)r),
+			fprintf(out, "    %-42s %9" PRIu64 "\n", ljs_walk__reason_name(r),
 				s->unknown[r]);
 }
 
-/* Write the summary. */
-int textreport__write(const struct textreport_in *in, FILE *out)
+/* How trace samples were attributed, and (by_trace) the top traces. */
+static int traces__print(FILE *out, const struct agg *a, int by_trace, unsigned top)
 {
-	const struct agg *a = in->agg;
-	unsigned top = in->top ? in->top : TOP_DEFAULT;
+	const uint64_t *src = agg__trace_src(a);
+	const struct agg_trace *t;
+	uint64_t total = 0;
+	size_t i, n;
+
+	for (i = 1; ljs_trace__src_name((unsigned)i); i++)
+		total += src[i];
+	if (!total)
+		return 0;
+	fprintf(out, "\nJIT trace samples: %" PRIu64 ", attributed by\n", total);
+	for (i = 1; ljs_trace__src_name((unsigned)i); i++)
+		if (src[i])
+			fprintf(out, "  %-34s %8" PRIu64 " %5.1f%%\n", ljs_trace__src_name((unsigned)i),
+				src[i], 100.0 * src[i] / total);
+	if (!by_trace)
+		return 0;
+	t = agg__traces(a, &n);
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "\ntop traces (%zu distinct):\n", n);
+	for (i = 0; i < n && i < top; i++)
+		fprintf(out, "  %8" PRIu64 " %5.1f%%  %s\n", t[i].n, 100.0 * t[i].n / total, t[i].label);
+	return 0;
+}
+
+/* Write the summary. */
+int textreport__write(const struct agg *a, const struct output_opts *o, FILE *out)
+{
+	unsigned top = o && o->top ? o->top : TOP_DEFAULT;
+	const struct agg_proc *procs;
+	const char *const *notes;
+	const char *file = agg__source_file(a), *sel = agg__source_selection(a);
 	struct fn_count *fc;
-	size_t n = 0, i;
+	size_t n = 0, nprocs, nnotes, i;
+	int err;
 
 	fc = fn__counts(a, &n);
 	if (!fc)
 		return -ENOMEM;
-	fprintf(out, "ljsnap report: %s\n", in->file ? in->file : "?");
-	if (in->selection)
-		fprintf(out, "selection: %s\n", in->selection);
+	procs = agg__procs(a, &nprocs);
+	notes = agg__notes(a, &nnotes);
+	fprintf(out, "ljsnap report: %s\n", file ? file : "?");
+	if (sel)
+		fprintf(out, "selection: %s\n", sel);
 	fprintf(out, "samples: %" PRIu64 "%s\n", agg__total(a),
 		(agg__flags(a) & AGG_LINES) ? " (Lua frames by line)" : "");
 	if (agg__total(a)) {
 		top__print(out, a, fc, n, top, 0);
 		top__print(out, a, fc, n, top, 1);
 	}
-	vm__print(out, agg__stats(a));
-	unwind__print(out, agg__stats(a));
-	if (in->nprocs)
+	vm__print(out, agg__walk(a));
+	unwind__print(out, agg__walk(a));
+	if (nprocs)
 		fprintf(out, "\nprocesses:\n");
-	for (i = 0; i < in->nprocs; i++) {
-		const struct textreport_proc *p = &in->procs[i];
+	for (i = 0; i < nprocs; i++) {
+		const struct agg_proc *p = &procs[i];
 
 		fprintf(out, "  pid %" PRIu32 " %s: %" PRIu64 " samples, ", p->pid,
 			p->comm ? p->comm : "?", p->samples);
@@ -189,11 +222,14 @@ int textreport__write(const struct textreport_in *in, FILE *out)
 		else
 			fprintf(out, "no LuaJIT (its stacks show [native])\n");
 	}
-	if (in->nnotes)
+	if (nnotes)
 		fprintf(out, "\nnotes:\n");
-	for (i = 0; i < in->nnotes; i++)
-		fprintf(out, "  %s\n", in->notes[i]);
+	for (i = 0; i < nnotes; i++)
+		fprintf(out, "  %s\n", notes[i]);
 	free(fc);
+	err = traces__print(out, a, o && o->by_trace, top);
+	if (err)
+		return err;
 	if (fflush(out) || ferror(out))
 		return -EIO;
 	return 0;

@@ -1,18 +1,18 @@
 /*
- * bench_native.c -- unwind and symbolize every sample of a capture file
- * with the native libraries alone, and say how fast and how well.
+ * bench_native.c -- the native half of the pipeline (unwind/pipeline.h)
+ * alone over every sample of a capture file: how fast and how well.
  *
- *   bench_native FILE [-v N] [--incomplete] [--no-sym] [--no-lj]
+ *   bench_native FILE [-v N] [--incomplete] [--no-lj]
  *
- * This is also the reference for wiring the libraries into `ljsnap report`:
- * one objcache + symbolizer + native_unw for the whole file, one procmap per
- * PROCESS record, the read-only file bytes as the unwinder's extra memory,
- * and LuaJIT's rule for JIT code built from the sample's own L window and
- * trace header (cframe, spadjust, mcode range) and the process's VM range.
- * Prints samples/second for unwinding and for symbolization separately, the
- * end reasons, frames per sample, and the objects that were missing or of
- * another build (with how many frames fell in them).  -v N prints the first
- * N stacks (with --incomplete: the first N that did not end complete).
+ * Every sample goes through ljs_pipe__sample with LJS_PIPE_NATIVE_ONLY and
+ * LJS_PIPE_NO_KERNEL: DWARF CFI unwinding with the read-only file bytes as
+ * extra memory, LuaJIT's rule for JIT code (unless --no-lj: the process is
+ * then described without LuaJIT), and symbolization of every frame.  Prints
+ * samples/second, native frames per sample, the unwinder's end reasons and
+ * address spaces, and the files that were missing or of another build.
+ * -v N prints the first N stacks (with --incomplete: the first N that did
+ * not reach the outermost frame).  Samples whose process has no
+ * description, or no mappings, are counted apart.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,31 +21,24 @@
 #include <time.h>
 
 #include "formats/capture/snapfile.h"
-#include "symtab/objfile.h"
-#include "symtab/symbolize.h"
-#include "unwind/native.h"
-#include "unwind/proc.h"
+#include "unwind/memsrc.h"
+#include "unwind/pipeline.h"
 
 #define BENCH_MAX_PROCS	4096
 
 struct bench_proc {
 	uint32_t pid;
 	struct ljs_proc lp;
-	struct procmap *pm;	/* lp.pm */
-	int has_lj;
-	struct lj_layout lay;
-	uint64_t vm_lo, vm_hi;
 };
 
 struct bench {
-	struct objcache *oc;
-	struct symbolizer *sym;
-	struct native_unw *u;
+	struct ljs_pipe *pipe;
+	struct ljs_pipe_out out;
 	struct bench_proc procs[BENCH_MAX_PROCS];
 	size_t nprocs;
-	int verbose, no_sym, no_lj, show_bad;
-	uint64_t samples, frames, no_proc, hook_frames;
-	double t_unwind, t_sym;
+	int verbose, no_lj, show_bad;
+	uint64_t samples, frames, no_proc;
+	double t;
 };
 
 /* Seconds between two times. */
@@ -69,7 +62,7 @@ static struct bench_proc *bench__proc(struct bench *b, uint32_t pid, int create)
 	return &b->procs[b->nprocs++];
 }
 
-/* A PROCESS record: (re)build the process's mappings. */
+/* A PROCESS record: (re)describe the process. */
 static int bench__process(struct bench *b, const struct snapfile_process *p)
 {
 	struct bench_proc *bp;
@@ -81,115 +74,71 @@ static int bench__process(struct bench *b, const struct snapfile_process *p)
 	bp = bench__proc(b, p->pid, 1);
 	if (!bp)
 		return -ENOSPC;
-	err = ljs_proc__maps(&lp, b->oc, p->maps, p->nmaps);
+	err = ljs_pipe__proc(b->pipe, p->maps, p->nmaps, &lp);
 	if (err)
 		return err;
+	lp.has_luajit = p->has_luajit && !b->no_lj;
+	lp.layout = p->layout;
+	lp.vm_lo = p->vm_lo;
+	lp.vm_hi = p->vm_hi;
 	ljs_proc__exit(&bp->lp);
 	bp->lp = lp;
-	bp->pm = lp.pm;
-	bp->has_lj = p->has_luajit;
-	bp->lay = p->layout;
-	bp->vm_lo = p->vm_lo;
-	bp->vm_hi = p->vm_hi;
 	return 0;
 }
 
-/* Print one symbolized stack. */
-static void bench__print(struct bench *b, const struct bench_proc *bp, const struct ljs_sample *s,
-			 const struct native_stack *st)
-{
-	size_t i;
-
-	printf("pid %u tid %u: %zu frames, %s\n", s->pid, s->tid, st->nframes,
-	       native_end__name(st->end));
-	for (i = 0; i < st->nframes; i++) {
-		const struct native_frame *f = &st->frames[i];
-		const struct sym_info *si = NULL;
-		char buf[512] = "?";
-
-		if (symbolizer__pc(b->sym, bp->pm, f->pc, !f->activation, &si) == 0)
-			sym_info__format(si, buf, sizeof(buf));
-		printf("  %#014llx %-4s %s", (unsigned long long)f->pc, native_how__name(f->how), buf);
-		if (si && si->nlines)
-			printf(" (%s:%d)", si->lines[0].file ? si->lines[0].file : "?",
-			       si->lines[0].line);
-		printf("\n");
-	}
-}
-
-/* A SAMPLE record: unwind (timed), then symbolize every frame (timed). */
+/* A SAMPLE record: through the pipeline, timed. */
 static void bench__sample(struct bench *b, const struct ljs_sample *s)
 {
 	struct bench_proc *bp = bench__proc(b, s->pid, 0);
-	struct native_lj_rule rule;
-	struct native_opts o = { 0 };
-	struct native_stack st;
-	struct memsrc files;
-	struct timespec t0, t1, t2;
-	const struct sym_info *si;
+	uint64_t complete = ljs_pipe__stats(b->pipe)->native_complete;
+	struct timespec t0, t1;
+	struct memsrc sm;
 	size_t i;
 
 	b->samples++;
-	if (!bp || !bp->pm) {
+	if (!bp || !bp->lp.pm) {
 		b->no_proc++;
 		return;
 	}
+	memsrc__init_sample(&sm, s, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	memsrc__init_procmap(&files, bp->pm, NULL);
-	o.mem = &files;
-	if (!b->no_lj && bp->has_lj &&
-	    native_lj_rule__from_sample(&rule, &bp->lay, s, bp->vm_lo, bp->vm_hi)) {
-		o.step_unknown = native__step_lj;
-		o.step_arg = &rule;
-		o.hook_lo = rule.vm_lo;
-		o.hook_hi = rule.vm_hi;
-	}
-	if (native__unwind_sample(b->u, &bp->lp.nmaps, s, &o, &st) != 0)
+	if (ljs_pipe__sample(b->pipe, &bp->lp, s, &sm, "", &b->out) != 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	b->frames += st.nframes;
-	b->hook_frames += st.nhook;
-	for (i = 0; !b->no_sym && i < st.nframes; i++)
-		symbolizer__pc(b->sym, bp->pm, st.frames[i].pc, !st.frames[i].activation, &si);
-	clock_gettime(CLOCK_MONOTONIC, &t2);
-	b->t_unwind += bench__dt(&t0, &t1);
-	b->t_sym += bench__dt(&t1, &t2);
-	if (b->verbose > 0 && (!b->show_bad || !st.complete)) {
+	b->t += bench__dt(&t0, &t1);
+	b->frames += b->out.stack.n - 1;	/* the root is no frame */
+	if (b->verbose > 0 && (!b->show_bad || ljs_pipe__stats(b->pipe)->native_complete == complete)) {
 		b->verbose--;
-		bench__print(b, bp, s, &st);
+		printf("pid %u tid %u: %zu frames\n", s->pid, s->tid, b->out.stack.n - 1);
+		for (i = b->out.stack.n; i > 1; i--)
+			printf("  %s\n", ljs_stack__name(&b->out.stack, i - 1));
 	}
 }
 
-/* Print one object that was missing or of another build. */
-static int bench__report_obj(struct objfile *obj, void *arg)
+/* ljs_pipe__missing callback. */
+static void bench__missing(void *arg, const char *line)
 {
-	char hex[2 * BUILDID_MAX + 1];
-
 	(void)arg;
-	if (obj->hits && (obj->status != OBJFILE_OK || !obj->verified))
-		printf("  %-18s %s build id %s: %llu frame lookups%s\n",
-		       objfile_status__name(obj->status), obj->path,
-		       obj->build_id_len ? buildid__hex(obj->build_id, obj->build_id_len, hex,
-							sizeof(hex)) : "(none recorded)",
-		       (unsigned long long)obj->hits, obj->debug ? ", debug file found" : "");
-	return 0;
+	printf("  %s\n", line);
 }
 
 /* Read the file and print the numbers. */
 int main(int argc, char **argv)
 {
 	struct bench *b = calloc(1, sizeof(*b));
-	struct snapfile_reader *r;
-	struct snapfile_rec rec;
 	const struct native_unw_stats *us;
+	const struct ljs_pipe_stats *ps;
+	struct snapfile_reader *r = NULL;
+	struct snapfile_rec rec;
 	const char *path = NULL;
-	int err, i, n;
+	uint64_t walked;
+	int err, i, n, ret = 1;
 
+	if (!b)
+		return 1;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0 && i + 1 < argc)
 			b->verbose = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--no-sym") == 0)
-			b->no_sym = 1;
 		else if (strcmp(argv[i], "--no-lj") == 0)
 			b->no_lj = 1;
 		else if (strcmp(argv[i], "--incomplete") == 0)
@@ -198,35 +147,39 @@ int main(int argc, char **argv)
 			path = argv[i];
 	}
 	if (!path) {
-		fprintf(stderr, "usage: bench_native FILE [-v N] [--incomplete] [--no-sym] [--no-lj]\n");
-		return 2;
+		fprintf(stderr, "usage: bench_native FILE [-v N] [--incomplete] [--no-lj]\n");
+		ret = 2;
+		goto out;
 	}
 	r = snapfile_reader__open(path, &err);
 	if (!r) {
 		fprintf(stderr, "%s: %s\n", path, snapfile__strerror(err));
-		return 1;
+		goto out;
 	}
-	b->oc = objcache__new(NULL);
-	b->sym = symbolizer__new(NULL);
-	b->u = native_unw__new(NULL);
+	b->pipe = ljs_pipe__new(LJS_PIPE_NATIVE_ONLY | LJS_PIPE_NO_KERNEL, NULL);
+	if (!b->pipe)
+		goto out;
 	while ((n = snapfile_reader__next(r, &rec)) != 0) {
 		if (n < 0)
 			continue;
-		if (rec.kind == SNAPFILE_REC_PROCESS)
+		if (rec.kind == SNAPFILE_REC_OBJECT)
+			ljs_pipe__image(b->pipe, rec.object.path, rec.object.build_id,
+					rec.object.build_id_len, rec.object.data, rec.object.len);
+		else if (rec.kind == SNAPFILE_REC_PROCESS)
 			bench__process(b, &rec.proc);
 		else if (rec.kind == SNAPFILE_REC_SAMPLE)
 			bench__sample(b, &rec.sample);
 	}
-	us = native_unw__stats(b->u);
-	printf("%llu samples (%llu without a process record), %.1f native frames/sample, "
-	       "%llu by the LuaJIT rule\n", (unsigned long long)b->samples,
-	       (unsigned long long)b->no_proc,
-	       b->samples ? (double)b->frames / (double)(b->samples - b->no_proc) : 0.0,
-	       (unsigned long long)b->hook_frames);
-	printf("unwind: %.3f s, %.0f samples/s, %.2f us/frame; symbolize: %.3f s, %.0f samples/s\n",
-	       b->t_unwind, (double)(b->samples - b->no_proc) / b->t_unwind,
-	       b->t_unwind * 1e6 / (double)(b->frames ? b->frames : 1), b->t_sym,
-	       b->no_sym ? 0.0 : (double)(b->samples - b->no_proc) / b->t_sym);
+	us = ljs_pipe__native_stats(b->pipe);
+	ps = ljs_pipe__stats(b->pipe);
+	walked = b->samples - b->no_proc;
+	printf("%llu samples (%llu without a described process), %.1f native frames/sample, "
+	       "%llu unwound to the outermost frame\n", (unsigned long long)b->samples,
+	       (unsigned long long)b->no_proc, walked ? (double)b->frames / (double)walked : 0.0,
+	       (unsigned long long)ps->native_complete);
+	printf("unwind + symbolize: %.3f s, %.0f samples/s, %.2f us/frame\n", b->t,
+	       b->t > 0 ? (double)walked / b->t : 0.0,
+	       b->t * 1e6 / (double)(b->frames ? b->frames : 1));
 	printf("ends:");
 	for (i = 0; i < NATIVE_END__MAX; i++)
 		if (us->end[i])
@@ -234,14 +187,15 @@ int main(int argc, char **argv)
 	printf("\naddress spaces: %llu created, %llu evicted; modules: %llu reported, %llu failed\n",
 	       (unsigned long long)us->spaces_created, (unsigned long long)us->spaces_evicted,
 	       (unsigned long long)us->modules_reported, (unsigned long long)us->modules_failed);
-	printf("objects with frames that were not found, of another build, or unverified:\n");
-	objcache__foreach(b->oc, bench__report_obj, NULL);
+	printf("files needed for native frames that were missing or of another build:\n");
+	ljs_pipe__missing(b->pipe, bench__missing, NULL);
+	ret = 0;
+out:
 	snapfile_reader__close(r);
 	for (size_t k = 0; k < b->nprocs; k++)
 		ljs_proc__exit(&b->procs[k].lp);
-	native_unw__delete(b->u);
-	symbolizer__delete(b->sym);
-	objcache__delete(b->oc);
+	ljs_stack__exit(&b->out.stack);
+	ljs_pipe__delete(b->pipe);
 	free(b);
-	return 0;
+	return ret;
 }

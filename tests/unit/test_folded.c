@@ -14,7 +14,9 @@
 
 #include "formats/output/aggregate.h"
 #include "formats/output/folded.h"
-#include "formats/output/textreport.h"
+#include "formats/output/output.h"
+#include "unwind/frame_name.h"
+#include "unwind/pipeline.h"
 #include "tests/unit/check.h"
 
 int failures, checks;
@@ -58,14 +60,20 @@ static struct ljw_frame other(enum ljw_kind kind)
 	return f;
 }
 
-/* The name of a frame (function mode, or lines when lines != 0). */
+/* The name of a frame (function mode, or lines when lines != 0), as the
+ * profile keeps it: named by unwind/frame_name.c, made safe when interned. */
 static const char *nm(const struct ljw_frame *f, int lines)
 {
 	static char buf[4][AGG_NAME_MAX];
 	static int i;
+	char tmp[LJS_NAME_MAX];
+	struct agg *a = agg__new(0);
+	size_t n = ljs_name__lua(f, lines ? LJS_NAME_LINES : 0, tmp, sizeof(tmp));
+	long id = a ? agg__frame(a, tmp, n, ljs_name__lua_kind(f)) : -1;
 
 	i = (i + 1) & 3;
-	agg__ljw_name(f, lines ? AGG_LINES : 0, buf[i], sizeof(buf[i]));
+	snprintf(buf[i], sizeof(buf[i]), "%s", id >= 0 ? agg__frame_name(a, (uint32_t)id, NULL) : "?");
+	agg__delete(a);
 	return buf[i];
 }
 
@@ -134,7 +142,7 @@ static void test_names(void)
 
 				memset(in, 'x', sizeof(in));
 				in[pos] = (char)c;
-				id = agg__frame(a, in, sizeof(in), AGG_LUA);
+				id = agg__frame(a, in, sizeof(in), LJS_FK_LUA);
 				got = id >= 0 ? agg__frame_name(a, (uint32_t)id, &glen) : NULL;
 				want = c == ';' ? ',' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 				if (c == 'x')
@@ -154,9 +162,9 @@ static void test_names(void)
 	memset(big, 'n', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	f = lua(big, "@x.lua", 1, 1, 0);
-	CHECK(agg__ljw_name(&f, 0, out, sizeof(out)) == AGG_NAME_MAX - 1);
+	CHECK(ljs_name__lua(&f, 0, out, sizeof(out)) == AGG_NAME_MAX - 1);
 	CHECK(strlen(out) == AGG_NAME_MAX - 1);
-	CHECK(agg__ljw_name(&f, 0, small, sizeof(small)) == 7 && !strcmp(small, "nnnnnnn"));
+	CHECK(ljs_name__lua(&f, 0, small, sizeof(small)) == 7 && !strcmp(small, "nnnnnnn"));
 }
 
 /* A walk result over frames (innermost first). */
@@ -179,20 +187,30 @@ static struct ljw_stack walk(struct ljw_frame *fr, size_t n, enum ljw_end end)
 	return st;
 }
 
-/* Add a walk under a root name, count times. */
+/* Walk statistics of the samples add() added (set on the profile by done()). */
+static struct ljs_walk_stats ws;
+
+/* Add a walk under a root name, count times: its frames outermost first. */
 static void add(struct agg *a, const char *root, const struct ljw_stack *st, int count)
 {
-	struct agg_stack sb = { 0 };
+	struct ljs_stack sb = { 0 };
+	char name[LJS_NAME_MAX];
+	size_t k, n;
 	int i;
 
 	for (i = 0; i < count; i++) {
-		agg__count(a, st);
-		agg_stack__reset(&sb);
-		CHECK(agg__push(a, &sb, root, strlen(root), AGG_ROOT) == 0);
-		CHECK(agg__push_ljw(a, &sb, st) == 0);
-		CHECK(agg__add(a, &sb, 1) == 0);
+		ljs_walk_stats__count(&ws, st);
+		ljs_stack__reset(&sb);
+		CHECK(ljs_stack__push(&sb, root, strlen(root), LJS_FK_ROOT) == 0);
+		for (k = st->nframes; k > 0; k--) {
+			n = ljs_name__lua(&st->frames[k - 1],
+					  (agg__flags(a) & AGG_LINES) ? LJS_NAME_LINES : 0, name,
+					  sizeof(name));
+			CHECK(ljs_stack__push(&sb, name, n, ljs_name__lua_kind(&st->frames[k - 1])) == 0);
+		}
+		CHECK(agg__add_stack(a, &sb, 1) == 0);
 	}
-	agg_stack__exit(&sb);
+	ljs_stack__exit(&sb);
 }
 
 /* The folded output of an aggregate as a malloc'ed string. */
@@ -202,7 +220,7 @@ static char *folded(const struct agg *a)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	CHECK(f && folded__write(a, f) == 0);
+	CHECK(f && folded__write(a, NULL, f) == 0);
 	fclose(f);
 	return buf;
 }
@@ -253,14 +271,14 @@ static void test_folded_basic(void)
 	free(out);
 	/* Frame ids: the suffixed name knows its base, classes are kept. */
 	{
-		long j = agg__frame(a, "hot_a cpu.lua:12_[j]", 20, AGG_LUA);
-		long b = agg__frame(a, "hot_a cpu.lua:12", 16, AGG_LUA);
-		long r = agg__frame(a, "luajit", 6, AGG_ROOT);
-		long r2 = agg__frame(a, "luajit", 6, AGG_LUA);
+		long j = agg__frame(a, "hot_a cpu.lua:12_[j]", 20, LJS_FK_LUA_TRACE);
+		long b = agg__frame(a, "hot_a cpu.lua:12", 16, LJS_FK_LUA);
+		long r = agg__frame(a, "luajit", 6, LJS_FK_ROOT);
+		long r2 = agg__frame(a, "luajit", 6, LJS_FK_LUA);
 
 		CHECK(j >= 0 && b >= 0 && j != b && agg__frame_base(a, (uint32_t)j) == (uint32_t)b);
 		CHECK(agg__frame_base(a, (uint32_t)b) == (uint32_t)b);
-		CHECK(agg__frame_cls(a, (uint32_t)r) == AGG_ROOT && r2 != r);
+		CHECK(agg__frame_kind(a, (uint32_t)r) == LJS_FK_ROOT && r2 != r);
 	}
 	/* Bad input. */
 	{
@@ -393,9 +411,11 @@ static void test_folded_random(void)
 static void test_stats(void)
 {
 	struct agg *a = agg__new(0);
+
+	memset(&ws, 0, sizeof(ws));
 	struct ljw_frame ok[3], unk[3], co[1];
 	struct ljw_stack st;
-	const struct agg_stats *s;
+	const struct ljs_walk_stats *s;
 
 	ok[0] = lua("f", "@x.lua", 2, 3, 0);
 	ok[1] = lua(NULL, "@x.lua", 0, 9, LJW_F_MAIN);
@@ -427,18 +447,18 @@ static void test_stats(void)
 	st.vmstate_name = NULL;
 	add(a, "p", &st, 1);
 	st = walk(NULL, 0, LJW_END_NO_LUA);
-	agg__count(a, &st);
-	agg__count(a, NULL);
-	s = agg__stats(a);
+	ljs_walk_stats__count(&ws, &st);
+	ljs_walk_stats__count(&ws, NULL);
+	agg__set_walk(a, &ws);
+	s = agg__walk(a);
 	CHECK(s->samples == 14);
 	CHECK(s->no_luajit == 1 && s->no_state == 1 && s->lua_state == 12);
 	CHECK(s->clean == 9 && s->to_main == 8);
 	CHECK(s->with_unknown == 1 && s->unknown[LJW_R_PROTO_UNREADABLE] == 2);
 	CHECK(s->truncated == 1);
-	CHECK(s->ends[LJW_END_COROUTINE] == 1 && s->ends[LJW_END_NOT_IN_LUA] == 1 &&
-	      s->ends[LJW_END_ERROR] == 1 && s->ends[LJW_END_COMPLETE] == 9);
-	CHECK(s->vm[AGG_VM_INTERP] == 7 && s->vm[AGG_VM_TRACE] == 2 && s->vm[AGG_VM_GC] == 1 &&
-	      s->vm[AGG_VM_C] == 1 && s->vm[AGG_VM_OTHER] == 1);
+	CHECK(s->end_coroutine == 1 && s->end_not_in_lua == 1 && s->end_error == 1);
+	CHECK(s->vm[LJS_VM_INTERP] == 7 && s->vm[LJS_VM_TRACE] == 2 && s->vm[LJS_VM_GC] == 1 &&
+	      s->vm[LJS_VM_C] == 1 && s->vm[LJS_VM_OTHER] == 1);
 	CHECK(s->max_depth == 3);
 	agg__delete(a);
 }
@@ -470,12 +490,11 @@ static long row(const char *text, const char *header, const char *name, int nth)
 static void test_text(void)
 {
 	struct agg *a = agg__new(0);
+
+	memset(&ws, 0, sizeof(ws));
 	struct ljw_frame r[5], o[2];
 	struct ljw_stack st;
-	struct textreport_proc procs[2] = { { 10, "luajit", "upstream GC64", 6 },
-					    { 11, "sh", NULL, 1 } };
-	const char *notes[1] = { "truncated after 9 records" };
-	struct textreport_in in;
+	struct agg_proc procs[2] = { { 10, "luajit", "upstream GC64", 6 }, { 11, "sh", NULL, 1 } };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -494,15 +513,12 @@ static void test_text(void)
 	o[1] = r[4];
 	st = walk(o, 2, LJW_END_COMPLETE);
 	add(a, "luajit", &st, 2);
-	memset(&in, 0, sizeof(in));
-	in.file = "x.ljsnap";
-	in.agg = a;
-	in.procs = procs;
-	in.nprocs = 2;
-	in.notes = notes;
-	in.nnotes = 1;
+	agg__set_walk(a, &ws);
+	CHECK(agg__set_source(a, "x.ljsnap", NULL) == 0);
+	CHECK(agg__add_proc(a, &procs[0]) == 0 && agg__add_proc(a, &procs[1]) == 0);
+	CHECK(agg__add_note(a, "truncated after 9 records") == 0);
 	f = open_memstream(&buf, &len);
-	CHECK(textreport__write(&in, f) == 0);
+	CHECK(output__find("text") && output__find("text")->write(a, NULL, f) == 0);
 	fclose(f);
 	CHECK(row(buf, "top functions by self", "leaf r.lua:1", 0) == 4);	/* JIT merged */
 	CHECK(row(buf, "top functions by self", "other r.lua:20", 0) == 2);

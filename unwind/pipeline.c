@@ -1,5 +1,7 @@
 /*
- * report_stack.c -- kernel + native + Lua frames of one sample, stitched.
+ * pipeline.c -- one sample to one stack of named frames: kernel frames,
+ * native frames unwound with DWARF CFI, Lua frames walked, stitched and
+ * named (see pipeline.h).
  *
  * The native unwinder (unwind/native.c) gives the user stack as the CPU saw
  * it: each entry into the LuaJIT VM (lj_vm_call, lj_vm_pcall, lj_vm_resume,
@@ -16,31 +18,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/report_stack.h"
 #include "symtab/buildid.h"
 #include "symtab/ksyms.h"
 #include "symtab/objfile.h"
 #include "symtab/procmap.h"
 #include "symtab/symbolize.h"
+#include "unwind/frame_name.h"
+#include "unwind/pipeline.h"
 #include "unwind/native.h"
 
-struct rstack {
-	unsigned flags;
+struct ljs_pipe {
+	unsigned flags;			/* LJS_PIPE_* */
 	struct objcache *oc;
 	struct symbolizer *sym;
 	struct native_unw *u;
+	struct ljw *w;
 	struct ksyms *ks;
 	int ks_done;
-	struct rstack_stats st;
-	uint32_t *ids;		/* the sample's frames, innermost first */
-	size_t nids, cap;
-	int last_native;	/* the frame pushed last was native */
+	struct ljs_pipe_stats st;
+	struct ljs_walk_stats walk;
+	struct ljw_stack lst;		/* the last sample's Lua walk */
+	struct ljs_stack *out;		/* the stack being built, innermost first */
+	int last_native;		/* the frame pushed last was native */
 };
 
-/* Create a stack builder. */
-struct rstack *rstack__new(unsigned flags, const struct buildid_opts *files)
+/* Create a pipeline. */
+struct ljs_pipe *ljs_pipe__new(unsigned flags, const struct buildid_opts *files)
 {
-	struct rstack *r = calloc(1, sizeof(*r));
+	struct ljs_pipe *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
@@ -48,84 +53,88 @@ struct rstack *rstack__new(unsigned flags, const struct buildid_opts *files)
 	r->oc = objcache__new(files);
 	r->sym = symbolizer__new(NULL);
 	r->u = native_unw__new(NULL);
+	r->w = ljw__new();
 	r->ks = ksyms__new();
-	if (!r->oc || !r->sym || !r->u || !r->ks) {
-		rstack__delete(r);
+	if (!r->oc || !r->sym || !r->u || !r->w || !r->ks) {
+		ljs_pipe__delete(r);
 		return NULL;
 	}
 	return r;
 }
 
 /* Free it. */
-void rstack__delete(struct rstack *r)
+void ljs_pipe__delete(struct ljs_pipe *r)
 {
 	if (!r)
 		return;
 	native_unw__delete(r->u);
 	symbolizer__delete(r->sym);
 	objcache__delete(r->oc);
+	ljw__delete(r->w);
 	ksyms__delete(r->ks);
-	free(r->ids);
 	free(r);
 }
 
-/* Resolve a PROCESS record's mappings. */
-int rstack__procmap(struct rstack *r, const struct snapfile_process *sp, struct ljs_proc *out)
+/* Resolve a process's mappings; see pipeline.h. */
+int ljs_pipe__proc(struct ljs_pipe *r, const struct procmap_desc *maps, size_t n,
+		   struct ljs_proc *out)
 {
-	return ljs_proc__maps(out, r->oc, sp->maps, sp->nmaps);
+	return ljs_proc__maps(out, r->oc, maps, n);
 }
 
-/* An in-memory image; see report_stack.h. */
-int rstack__image(struct rstack *r, const struct snapfile_object *o)
+/* An in-memory image; see pipeline.h. */
+int ljs_pipe__image(struct ljs_pipe *r, const char *path, const uint8_t *id, size_t idlen,
+		    const uint8_t *data, size_t len)
 {
-	return objcache__add_image(r->oc, o->path, o->build_id, o->build_id_len, o->data, o->len);
+	return objcache__add_image(r->oc, path, id, idlen, data, len);
 }
 
-/* Add the symbols of a KSYMS record. */
-int rstack__ksyms(struct rstack *r, const struct snapfile_ksyms *k)
+/* Add kernel symbols. */
+int ljs_pipe__ksyms(struct ljs_pipe *r, const struct ksym *v, size_t n)
 {
-	return ksyms__add_records(r->ks, k->syms, k->n);
+	return ksyms__add_records(r->ks, v, n);
 }
 
 /* Sort the kernel symbols for lookups. */
-int rstack__ksyms_done(struct rstack *r)
+int ljs_pipe__ksyms_done(struct ljs_pipe *r)
 {
 	r->ks_done = 1;
 	return ksyms__finish(r->ks);
 }
 
 /* Counters. */
-const struct rstack_stats *rstack__stats(const struct rstack *r)
+const struct ljs_pipe_stats *ljs_pipe__stats(const struct ljs_pipe *r)
 {
 	return &r->st;
 }
 
-/* Append an interned frame (innermost first). */
-static int put(struct rstack *r, struct agg *agg, const char *name, size_t len, enum agg_cls cls)
+/* Walk statistics of every sample so far. */
+const struct ljs_walk_stats *ljs_pipe__walk_stats(const struct ljs_pipe *r)
 {
-	long id = agg__frame(agg, name, len, cls);
+	return &r->walk;
+}
 
-	if (id < 0)
-		return (int)id;
-	if (r->nids == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		uint32_t *nv = realloc(r->ids, ncap * sizeof(*nv));
+/* The native unwinder's counters. */
+const struct native_unw_stats *ljs_pipe__native_stats(const struct ljs_pipe *r)
+{
+	return native_unw__stats(r->u);
+}
 
-		if (!nv)
-			return -ENOMEM;
-		r->ids = nv;
-		r->cap = ncap;
-	}
-	r->ids[r->nids++] = (uint32_t)id;
-	r->last_native = cls == AGG_NATIVE || cls == AGG_KERNEL;
-	return 0;
+/* Append a frame (innermost first). */
+static int put(struct ljs_pipe *r, const char *name, size_t len, enum ljs_fkind kind)
+{
+	int err = ljs_stack__push(r->out, name, len, kind);
+
+	r->last_native = kind == LJS_FK_NATIVE || kind == LJS_FK_NATIVE_INLINED ||
+			 kind == LJS_FK_KERNEL;
+	return err;
 }
 
 /* Kernel frames of the sample, innermost first, as "name_[k]". */
-static int put_kernel(struct rstack *r, struct agg *agg, const struct ljs_sample *s)
+static int put_kernel(struct ljs_pipe *r, const struct ljs_sample *s)
 {
 	const struct ljs_section *k = ljs_sample__section(s, LJS_SEC_KSTACK, -1);
-	char name[AGG_NAME_MAX];
+	char name[LJS_NAME_MAX];
 	uint32_t i;
 	int n, err;
 
@@ -147,24 +156,24 @@ static int put_kernel(struct rstack *r, struct agg *agg, const struct ljs_sample
 			r->st.ksym_missing++;
 			n = snprintf(name, sizeof(name), "0x%" PRIx64 "_[k]", ip);
 		}
-		err = put(r, agg, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
-			  AGG_KERNEL);
+		err = put(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+			  LJS_FK_KERNEL);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* "func", or with RSTACK_LINES and a known line "func file.c:123", then
+/* "func", or with LJS_PIPE_LINES and a known line "func file.c:123", then
  * suffix; the length written (truncated to fit). */
-static int native_name(const struct rstack *r, const char *func, const struct sym_line *ln,
+static int native_name(const struct ljs_pipe *r, const char *func, const struct sym_line *ln,
 		       const char *suffix, char *buf, size_t size)
 {
 	const char *file = ln && ln->file ? strrchr(ln->file, '/') : NULL;
 	int n;
 
 	file = file ? file + 1 : ln ? ln->file : NULL;
-	if ((r->flags & RSTACK_LINES) && file && ln->line > 0)
+	if ((r->flags & LJS_PIPE_LINES) && file && ln->line > 0)
 		n = snprintf(buf, size, "%s %s:%d%s", func, file, ln->line, suffix);
 	else
 		n = snprintf(buf, size, "%s%s", func, suffix);
@@ -173,11 +182,11 @@ static int native_name(const struct rstack *r, const char *func, const struct sy
 
 /* Name a native frame: its symbol (after the functions inlined there, as
  * "name_[i]", where DWARF tells), else module+0xoffset, else a class. */
-static int put_native(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
+static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
 		      const struct native_frame *f)
 {
 	const struct sym_info *si = NULL;
-	char name[AGG_NAME_MAX];
+	char name[LJS_NAME_MAX];
 	int in_vm = f->pc >= p->vm_lo && f->pc < p->vm_hi;
 	int n, err;
 	uint32_t k;
@@ -187,13 +196,13 @@ static int put_native(struct rstack *r, struct agg *agg, const struct ljs_proc *
 		for (k = 0; k + 1 < si->nlines; k++) {
 			n = native_name(r, si->lines[k].func ? si->lines[k].func : "[inlined]",
 					&si->lines[k], "_[i]", name, sizeof(name));
-			err = put(r, agg, name, (size_t)n, AGG_NATIVE);
+			err = put(r, name, (size_t)n, LJS_FK_NATIVE_INLINED);
 			if (err)
 				return err;
 		}
 		n = native_name(r, si->name, si->nlines ? &si->lines[si->nlines - 1] : NULL, "",
 				name, sizeof(name));
-		return put(r, agg, name, (size_t)n, AGG_NATIVE);
+		return put(r, name, (size_t)n, LJS_FK_NATIVE);
 	}
 	if (in_vm)
 		n = snprintf(name, sizeof(name), "[LuaJIT interpreter]");
@@ -205,53 +214,15 @@ static int put_native(struct rstack *r, struct agg *agg, const struct ljs_proc *
 		n = snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
 	if (n < 0)
 		return -EINVAL;
-	return put(r, agg, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
-		   AGG_NATIVE);
-}
-
-/*
- * A builtin's library name from the symbol of its C function, as LuaJIT's
- * buildvm names them (lj_cf_os_clock -> os.clock, lj_ffh_string_byte ->
- * string.byte, lj_cf_ffi_meta___call -> ffi.meta.__call, lj_ffh_assert ->
- * assert).  0 when the symbol is not such a name.
- */
-static int ffname_from_symbol(const char *sym, char *buf, size_t size)
-{
-	static const char *const libs[] = {	/* longest first where one prefixes another */
-		"io_method_", "ffi_meta_", "ffi_clib_", "jit_util_", "jit_opt_", "jit_profile_",
-		"buffer_method_", "string_", "table_", "math_", "os_", "io_", "coroutine_",
-		"debug_", "jit_", "bit_", "ffi_", "package_", "buffer_", "misc_",
-	};
-	const char *rest;
-	size_t i, k, n;
-
-	if (!strncmp(sym, "lj_cf_", 6))
-		rest = sym + 6;
-	else if (!strncmp(sym, "lj_ffh_", 7))
-		rest = sym + 7;
-	else
-		return 0;
-	if (!*rest)
-		return 0;
-	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-		n = strlen(libs[i]);
-		if (strncmp(rest, libs[i], n) || !rest[n])
-			continue;
-		/* "io_method_" -> "io.method.": each '_' of the prefix becomes '.' */
-		for (k = 0; k < n && k + 1 < size; k++)
-			buf[k] = libs[i][k] == '_' ? '.' : libs[i][k];
-		snprintf(buf + k, size - k, "%s", rest + n);
-		return 1;
-	}
-	snprintf(buf, size, "%s", rest);
-	return 1;
+	return put(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+		   LJS_FK_NATIVE);
 }
 
 /* Lua frames [from, to) of the walk, innermost first. */
-static int put_lua(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
-		   const struct ljw_stack *ls, size_t from, size_t to)
+static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljw_stack *ls,
+		   size_t from, size_t to)
 {
-	char name[AGG_NAME_MAX], ffn[128];
+	char name[LJS_NAME_MAX], ffn[128];
 	size_t i, n;
 	int err;
 
@@ -270,13 +241,14 @@ static int put_lua(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
 		 */
 		if (f->kind == LJW_FRAME_FF && f->cfunc && p->pm &&
 		    symbolizer__pc(r->sym, p->pm, f->cfunc, 0, &si) == 0 && si->raw_name &&
-		    si->offset == 0 && ffname_from_symbol(si->raw_name, ffn, sizeof(ffn))) {
+		    si->offset == 0 && ljs_name__ffsym(si->raw_name, ffn, sizeof(ffn))) {
 			named = *f;
 			named.ffname = ffn;
 			f = &named;
 		}
-		n = agg__ljw_name(f, agg__flags(agg), name, sizeof(name));
-		err = put(r, agg, name, n, agg__ljw_cls(f));
+		n = ljs_name__lua(f, r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0, name,
+				  sizeof(name));
+		err = put(r, name, n, ljs_name__lua_kind(f));
 		if (err)
 			return err;
 	}
@@ -308,10 +280,10 @@ static int is_vm_frame(const struct ljs_proc *p, const struct native_frame *f)
 }
 
 /* Native frames with the Lua activations spliced in. */
-static int put_stitched(struct rstack *r, struct agg *agg, const struct ljs_proc *p,
+static int put_stitched(struct ljs_pipe *r, const struct ljs_proc *p,
 			const struct native_stack *ns, const struct ljw_stack *ls)
 {
-	int splice = ls && ls->nframes && !(r->flags & RSTACK_NATIVE_ONLY);
+	int splice = ls && ls->nframes && !(r->flags & LJS_PIPE_NATIVE_ONLY);
 	size_t i, next = 0;
 	int err = 0, used = 0;
 
@@ -321,84 +293,121 @@ static int put_stitched(struct rstack *r, struct agg *agg, const struct ljs_proc
 		if (splice && next < ls->nframes && is_vm_frame(p, f)) {
 			size_t end = activation_end(ls, next);
 
-			err = put_lua(r, agg, p, ls, next, end);
+			err = put_lua(r, p, ls, next, end);
 			next = end;
 			used = 1;
 			continue;
 		}
-		err = put_native(r, agg, p, f);
+		err = put_native(r, p, f);
 	}
 	if (!err && splice && next < ls->nframes) {
 		/* The native unwind stopped above some VM entry: keep the Lua
 		 * frames, below what was unwound. */
 		r->st.lua_unplaced++;
-		err = put_lua(r, agg, p, ls, next, ls->nframes);
+		err = put_lua(r, p, ls, next, ls->nframes);
 	}
 	r->st.spliced += used;
 	return err;
 }
 
-/* Build and push the whole stack of one sample; see report_stack.h. */
-int rstack__build(struct rstack *r, struct agg *agg, struct agg_stack *sb, const char *comm,
-		  const struct ljs_sample *s, const struct ljs_proc *p, struct ljw *w,
-		  const struct memsrc *ms, struct ljw_stack *lst, const struct ljw_stack **lua)
+/* Unwind the sample natively into ns: 1 when it gave frames, else 0. */
+static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljs_sample *s,
+			 struct native_stack *ns)
+{
+	struct native_opts no = { 0 };
+	struct native_lj_rule rule;
+	struct memsrc files;
+
+	if ((r->flags & LJS_PIPE_LUA_ONLY) || !p->pm || !(s->flags & LJS_SAMPLE_F_REGS_VALID))
+		return 0;
+	memsrc__init_procmap(&files, p->pm, NULL);
+	no.mem = &files;
+	if (p->has_luajit && native_lj_rule__from_sample(&rule, &p->layout, s, p->vm_lo, p->vm_hi)) {
+		no.step_unknown = native__step_lj;
+		no.step_arg = &rule;
+		no.hook_lo = rule.vm_lo;
+		no.hook_hi = rule.vm_hi;
+	}
+	if (native__unwind_sample(r->u, &p->nmaps, s, &no, ns) != 0 || !ns->nframes)
+		return 0;
+	r->st.native++;
+	r->st.native_complete += ns->complete;
+	return 1;
+}
+
+/* Walk the sample's Lua frames (from the innermost VM frame's registers when
+ * the native unwind found one): the walk, or NULL when there is none. */
+static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_proc *p,
+					const struct ljs_sample *s, const struct memsrc *ms,
+					const struct native_stack *ns)
 {
 	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
-	struct native_stack ns;
-	struct native_lj_rule rule;
 	struct ljs_regs vmr;
-	int have_ns = 0, err = 0;
-	size_t i;
+	long vm;
 
-	r->nids = 0;
+	if (!p->has_luajit || !(s->flags & LJS_SAMPLE_F_LUAJIT))
+		return NULL;
+	vm = ns ? native_stack__find(ns, p->vm_lo, p->vm_hi) : -1;
+	if (vm >= 0) {
+		native_frame__to_ljs_regs(&ns->frames[vm], &vmr);
+		wo.vm_regs = &vmr;
+	}
+	/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
+	if (ljw__walk(r->w, &p->layout, s, ms, &wo, &r->lst) == -EINVAL)
+		return NULL;
+	return &r->lst;
+}
+
+/* Count the sample's walk in the statistics, and find its trace. */
+static void count_walk(struct ljs_pipe *r, const struct ljs_proc *p,
+		       const struct ljw_stack *lua, struct ljs_pipe_out *out)
+{
+	if (!lua && p->has_luajit) {
+		/* Taken before the recorder configured the process (BPF copied no
+		 * LuaJIT state) or an unusable layout: nothing to walk. */
+		struct ljw_stack none;
+
+		memset(&none, 0, sizeof(none));
+		none.end = LJW_END_NO_LUA;
+		ljs_walk_stats__count(&r->walk, &none);
+	} else {
+		ljs_walk_stats__count(&r->walk, lua);
+	}
+	out->has_trace = lua && ljs_trace_hit__from_walk(&out->trace, lua);
+}
+
+/* One sample to one named stack; see pipeline.h. */
+int ljs_pipe__sample(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljs_sample *s,
+		     const struct memsrc *ms, const char *comm, struct ljs_pipe_out *out)
+{
+	struct native_stack ns;
+	const struct ljw_stack *lua;
+	int have_ns, err = 0;
+
+	ljs_stack__reset(&out->stack);
+	out->has_trace = 0;
+	r->out = &out->stack;
 	r->last_native = 0;
-	*lua = NULL;
-	if (!(r->flags & RSTACK_LUA_ONLY) && p->pm && (s->flags & LJS_SAMPLE_F_REGS_VALID)) {
-		struct native_opts no = { 0 };
-		struct memsrc files;
+	have_ns = native_unwind(r, p, s, &ns);
+	lua = lua_walk(r, p, s, ms, have_ns ? &ns : NULL);
+	out->lua = lua;
+	count_walk(r, p, lua, out);
 
-		memsrc__init_procmap(&files, p->pm, NULL);
-		no.mem = &files;
-		if (p->has_luajit &&
-		    native_lj_rule__from_sample(&rule, &p->layout, s, p->vm_lo, p->vm_hi)) {
-			no.step_unknown = native__step_lj;
-			no.step_arg = &rule;
-			no.hook_lo = rule.vm_lo;
-			no.hook_hi = rule.vm_hi;
-		}
-		if (native__unwind_sample(r->u, &p->nmaps, s, &no, &ns) == 0 && ns.nframes) {
-			have_ns = 1;
-			r->st.native++;
-			r->st.native_complete += ns.complete;
-		}
-	}
-	if (p->has_luajit && (s->flags & LJS_SAMPLE_F_LUAJIT)) {
-		long vm = have_ns ? native_stack__find(&ns, p->vm_lo, p->vm_hi) : -1;
-
-		if (vm >= 0) {
-			native_frame__to_ljs_regs(&ns.frames[vm], &vmr);
-			wo.vm_regs = &vmr;
-		}
-		/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
-		if (ljw__walk(w, &p->layout, s, ms, &wo, lst) != -EINVAL)
-			*lua = lst;
-	}
-
-	if (!(r->flags & (RSTACK_LUA_ONLY | RSTACK_NO_KERNEL)))
-		err = put_kernel(r, agg, s);
+	if (!(r->flags & (LJS_PIPE_LUA_ONLY | LJS_PIPE_NO_KERNEL)))
+		err = put_kernel(r, s);
 	if (!err && have_ns)
-		err = put_stitched(r, agg, p, &ns, *lua);
-	else if (!err && *lua && !(r->flags & RSTACK_NATIVE_ONLY))
-		err = put_lua(r, agg, p, *lua, 0, (*lua)->nframes);
-	if (!err && !r->nids) {
-		const char *ph = *lua && (*lua)->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
+		err = put_stitched(r, p, &ns, lua);
+	else if (!err && lua && !(r->flags & LJS_PIPE_NATIVE_ONLY))
+		err = put_lua(r, p, lua, 0, lua->nframes);
+	if (!err && !out->stack.n) {
+		const char *ph = lua && lua->end == LJW_END_NOT_IN_LUA ? "[not in Lua]" : "[native]";
 
-		err = put(r, agg, ph, strlen(ph), AGG_NATIVE);
+		err = put(r, ph, strlen(ph), LJS_FK_NATIVE);
 	}
 	if (!err)
-		err = agg__push(agg, sb, comm, strlen(comm), AGG_ROOT);
-	for (i = r->nids; !err && i > 0; i--)
-		err = agg_stack__push_id(sb, r->ids[i - 1]);
+		err = put(r, comm, strlen(comm), LJS_FK_ROOT);
+	ljs_stack__reverse(&out->stack);
+	r->out = NULL;
 	return err;
 }
 
@@ -429,7 +438,7 @@ static int missing_one(struct objfile *obj, void *arg)
 }
 
 /* Report files that native frames needed but could not use. */
-size_t rstack__missing(struct rstack *r, void (*cb)(void *arg, const char *line), void *arg)
+size_t ljs_pipe__missing(struct ljs_pipe *r, void (*cb)(void *arg, const char *line), void *arg)
 {
 	struct missing_ctx m = { cb, arg, 0 };
 

@@ -1,0 +1,37 @@
+/*
+ * output.h -- the output formats of `ljsnap report`, one table entry each.
+ *
+ * Every format reads the one profile model (aggregate.h) and writes a file;
+ * adding a format is one file with its write function and one entry in
+ * output.c's table.
+ */
+#ifndef LJSNAP_OUTPUT_H
+#define LJSNAP_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "formats/output/aggregate.h"
+
+/* Options every format may use (the text summary does). */
+struct output_opts {
+	unsigned top;			/* rows per top list (0 = 25) */
+	int by_trace;			/* also the samples per JIT trace */
+};
+
+struct output_format {
+	const char *name;		/* what -f takes */
+	const char *summary;		/* one line for --help */
+	int notes_inline;		/* it prints the profile's notes itself (else
+					 * the caller writes them to stderr) */
+	/* 0, -ENOMEM, or -EIO on a write error */
+	int (*write)(const struct agg *a, const struct output_opts *o, FILE *out);
+};
+
+/* The format called name, or NULL. */
+const struct output_format *output__find(const char *name);
+
+/* Every format, in the table's order. */
+const struct output_format *output__formats(size_t *n);
+
+#endif /* LJSNAP_OUTPUT_H */

@@ -1,0 +1,190 @@
+/*
+ * stack.c -- named stacks, and the walk statistics and trace attribution
+ * of a walk in the terms of stack.h.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/ljwalk.h"
+#include "unwind/pipeline.h"
+#include "unwind/stack.h"
+
+_Static_assert(LJW_R__MAX <= LJS_REASONS_MAX, "ljs_walk_stats.unknown is too small");
+_Static_assert(LJW__TS_MAX <= LJS_TRACE_SRC_MAX, "LJS_TRACE_SRC_MAX is too small");
+
+/* Grow *p (elements of size sz) to hold at least need: 0 or -ENOMEM. */
+static int stack__grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / sz)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	np = realloc(*p, ncap * sz);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+void ljs_stack__reset(struct ljs_stack *st)
+{
+	st->n = 0;
+	st->tlen = 0;
+}
+
+void ljs_stack__exit(struct ljs_stack *st)
+{
+	free(st->f);
+	free(st->text);
+	memset(st, 0, sizeof(*st));
+}
+
+int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind)
+{
+	struct ljs_frame *f;
+
+	if (len > LJS_NAME_MAX - 1)
+		len = LJS_NAME_MAX - 1;
+	if (st->tlen > UINT32_MAX - LJS_NAME_MAX ||
+	    stack__grow((void **)&st->f, &st->cap, st->n + 1, sizeof(*st->f)) ||
+	    stack__grow((void **)&st->text, &st->tcap, st->tlen + len + 1, 1))
+		return -ENOMEM;
+	f = &st->f[st->n++];
+	f->off = (uint32_t)st->tlen;
+	f->len = (uint32_t)len;
+	f->kind = kind;
+	memcpy(st->text + st->tlen, name, len);
+	st->text[st->tlen + len] = '\0';
+	st->tlen += len + 1;
+	return 0;
+}
+
+void ljs_stack__reverse(struct ljs_stack *st)
+{
+	size_t i, j;
+
+	for (i = 0, j = st->n; j > i + 1; i++, j--) {
+		struct ljs_frame t = st->f[i];
+
+		st->f[i] = st->f[j - 1];
+		st->f[j - 1] = t;
+	}
+}
+
+const char *ljs_fkind__name(enum ljs_fkind k)
+{
+	static const char *const names[LJS_FK__MAX] = {
+		[LJS_FK_ROOT] = "root", [LJS_FK_LUA] = "lua", [LJS_FK_LUA_TRACE] = "lua-trace",
+		[LJS_FK_LUA_INLINED] = "lua-inlined", [LJS_FK_C] = "c", [LJS_FK_BUILTIN] = "builtin",
+		[LJS_FK_PSEUDO] = "pseudo", [LJS_FK_UNKNOWN] = "unknown", [LJS_FK_NATIVE] = "native",
+		[LJS_FK_NATIVE_INLINED] = "native-inlined", [LJS_FK_KERNEL] = "kernel",
+	};
+
+	return (unsigned)k < LJS_FK__MAX ? names[k] : "?";
+}
+
+const char *ljs_vm__name(enum ljs_vm v)
+{
+	static const char *const names[LJS_VM__MAX] = {
+		"interpreter", "C code", "garbage collector", "JIT-compiled (trace)",
+		"JIT compiler", "trace exit", "other",
+	};
+
+	return (unsigned)v < LJS_VM__MAX ? names[v] : "?";
+}
+
+const char *ljs_walk__reason_name(unsigned r)
+{
+	return r < LJW_R__MAX ? ljw_reason__name((enum ljw_reason)r) : NULL;
+}
+
+const char *ljs_trace__src_name(unsigned src)
+{
+	return src < LJW__TS_MAX ? ljw_tsrc__name((enum ljw_tsrc)src) : NULL;
+}
+
+/* VM state group of a walk (from the walker's vmstate class name). */
+static enum ljs_vm walk__vm(const struct ljw_stack *st)
+{
+	static const struct { const char *name; enum ljs_vm vm; } map[] = {
+		{ "interp", LJS_VM_INTERP }, { "c", LJS_VM_C }, { "gc", LJS_VM_GC },
+		{ "trace", LJS_VM_TRACE }, { "compiler", LJS_VM_COMPILER },
+		{ "exit", LJS_VM_EXIT },
+	};
+	size_t i;
+
+	if (!st->vmstate_name)
+		return LJS_VM_OTHER;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(st->vmstate_name, map[i].name))
+			return map[i].vm;
+	return LJS_VM_OTHER;
+}
+
+/* Count one sample's walk (st NULL: the process has no usable LuaJIT). */
+void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st)
+{
+	size_t r, i;
+
+	s->samples++;
+	if (!st) {
+		s->no_luajit++;
+		return;
+	}
+	s->end_coroutine += st->end == LJW_END_COROUTINE;
+	s->end_not_in_lua += st->end == LJW_END_NOT_IN_LUA;
+	s->end_error += st->end == LJW_END_ERROR;
+	for (r = 0; r < LJW_R__MAX; r++)
+		s->unknown[r] += st->unknown[r];
+	if (st->nunknown)
+		s->with_unknown++;
+	if (st->end == LJW_END_NO_LUA) {
+		s->no_state++;
+		return;
+	}
+	s->lua_state++;
+	s->vm[walk__vm(st)]++;
+	s->truncated += st->truncated != 0;
+	s->frames += st->nframes;
+	if (st->nframes > s->max_depth)
+		s->max_depth = (uint32_t)st->nframes;
+	if (st->end == LJW_END_COMPLETE && st->nunknown == 0) {
+		s->clean++;
+		/* The main chunk may sit above C frames (luajit's pmain, an embedder). */
+		for (i = st->nframes; i > 0; i--)
+			if (st->frames[i - 1].kind == LJW_FRAME_LUA &&
+			    (st->frames[i - 1].flags & LJW_F_MAIN))
+				break;
+		s->to_main += i > 0;
+	}
+}
+
+/* The trace a walk attributed its sample to: 1 (hit filled) or 0. */
+int ljs_trace_hit__from_walk(struct ljs_trace_hit *hit, const struct ljw_stack *ls)
+{
+	const struct ljw_trace *tr = &ls->trace;
+	size_t k;
+
+	if (tr->traceno < 0 || tr->src == LJW_TS_NONE)
+		return 0;
+	hit->traceno = tr->traceno;
+	hit->root = tr->root;
+	hit->startline = tr->startline;
+	hit->linedefined = tr->linedefined;
+	hit->chunk = tr->chunk;
+	hit->src = (unsigned)tr->src < LJW__TS_MAX ? (unsigned)tr->src : 0;
+	hit->start_fn = NULL;
+	for (k = 0; k < ls->nframes && !hit->start_fn; k++)
+		if (tr->startpt && ls->frames[k].pt == tr->startpt)
+			hit->start_fn = ls->frames[k].name;
+	return 1;
+}
