@@ -56,6 +56,22 @@ struct ljw_frame *ljw__frame_push(struct ljw *w)
 	return f;
 }
 
+/* Append n frames (the trace's inlined frames); none of them when out of memory. */
+static void frames__append(struct ljw *w, const struct ljw_frame *src, size_t n)
+{
+	size_t mark = w->nframes, i;
+	struct ljw_frame *f;
+
+	for (i = 0; i < n; i++) {
+		f = ljw__frame_push(w);
+		if (!f) {
+			w->nframes = mark;
+			return;
+		}
+		*f = src[i];
+	}
+}
+
 /* Emit an [unknown: reason] frame and count it. */
 static void frame__unknown(struct ljw *w, struct ljw_stack *out, enum ljw_reason r,
 			   uint64_t L, uint64_t fr)
@@ -557,7 +573,10 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		return;
 	}
 	if (vc == VC_TRACE) {
-		ljw__trace_top(w, out, L, base, &pc, &top_fn);
+		const struct ljw_frame *inl;
+		size_t ninl = ljw__trace_top(w, out, L, base, &pc, &top_fn, &inl);
+
+		frames__append(w, inl, ninl);
 		traceno = out->traceno;
 		top_flags = LJW_F_TRACE;
 	}
@@ -627,6 +646,7 @@ void ljw__delete(struct ljw *w)
 	free(w->hash);
 	ljt__exit(&w->tr);
 	free(w->snap);
+	free(w->inl);
 	free(w);
 }
 
