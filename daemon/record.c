@@ -1,11 +1,10 @@
 /*
- * record.c -- `ljsnap record`: options, the target command, the ring-buffer
- * loop and the closing statistics.
+ * record.c -- `ljsnap record`: the target command, the ring-buffer loop and
+ * the closing statistics (record_opts.c: its options).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,179 +40,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Print the usage of `record`. */
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
-		"                     [--stack-bytes N] [--lua-stack-bytes N] [-- COMMAND [ARGS...]]\n"
-		"\n"
-		"Sample processes with a BPF program and write a capture file.  Samples of\n"
-		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
-		"\n"
-		"  -p, --pid PID[,PID]     record these processes and the children they fork\n"
-		"  -a, --all               record every process on the machine\n"
-		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
-		"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or when the\n"
-		"                          command or every -p process has exited)\n"
-		"  -o, --output FILE       capture file (default ljsnap.data), mode 0600\n"
-		"      --stack-bytes N     user stack bytes copied per sample (default 16384,\n"
-		"                          max 65536)\n"
-		"      --lua-stack-bytes N Lua stack bytes copied per sample (default 65536,\n"
-		"                          max 131072); the newest frames are kept\n"
-		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, power of 2)\n"
-		"  -q, --quiet             print only errors\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"examples:\n"
-		"  ljsnap record -o run.ljsnap -- luajit app.lua\n"
-		"  ljsnap record -p $(pgrep -o nginx) -F 499 -d 30     # master and its workers\n"
-		"  ljsnap record -a -d 10\n"
-		"\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n");
-}
-
-/* Parse a byte count with an optional k/K suffix. */
-static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K') {
-		v *= 1024;
-		end++;
-	}
-	if (*end || v == 0 || v > max)
-		return -ERANGE;
-	*out = (uint32_t)((v + 7) & ~7ul);
-	return 0;
-}
-
-/* Parse -p PID[,PID...] into o->pids. */
-static int parse_pids(struct record_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		uint32_t *np;
-
-		if (*end || v <= 0 || v > 0x7fffffff) {
-			err = -EINVAL;
-			goto out;
-		}
-		np = realloc(o->pids, (o->npids + 1) * sizeof(*np));
-		if (!np) {
-			err = -ENOMEM;
-			goto out;
-		}
-		o->pids = np;
-		o->pids[o->npids++] = (uint32_t)v;
-	}
-out:
-	free(copy);
-	return err;
-}
-
-/* Parse the command line; 0, 1 (help printed) or negative errno. */
-static int parse_opts(struct record_opts *o, int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "stack-bytes", required_argument, NULL, 1 },
-		{ "lua-stack-bytes", required_argument, NULL, 2 },
-		{ "ringbuf-mb", required_argument, NULL, 3 },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	char *end;
-	int c;
-
-	o->freq = 99;
-	o->output = "ljsnap.data";
-	o->stack_bytes = LJS_USTACK_DEFAULT;
-	o->lstack_bytes = LJS_LSTACK_DEFAULT;
-	o->ringbuf_mb = 32;
-	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_pids(o, optarg)) {
-				fprintf(stderr, "ljsnap record: bad pid list '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'a':
-			o->all = 1;
-			break;
-		case 'F':
-			o->freq = strtoul(optarg, &end, 10);
-			if (*end || o->freq < 1 || o->freq > 100000) {
-				fprintf(stderr, "ljsnap record: -F wants 1..100000 Hz, got '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0) {
-				fprintf(stderr, "ljsnap record: -d wants a positive number of seconds\n");
-				return -EINVAL;
-			}
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 1:
-			if (parse_bytes(optarg, LJS_USTACK_MAX, &o->stack_bytes)) {
-				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d\n", LJS_USTACK_MAX);
-				return -EINVAL;
-			}
-			break;
-		case 2:
-			if (parse_bytes(optarg, LJS_LSTACK_MAX, &o->lstack_bytes)) {
-				fprintf(stderr, "ljsnap record: --lua-stack-bytes wants 8..%d\n", LJS_LSTACK_MAX);
-				return -EINVAL;
-			}
-			break;
-		case 3:
-			o->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || o->ringbuf_mb < 1 || o->ringbuf_mb > 4096 ||
-			    (o->ringbuf_mb & (o->ringbuf_mb - 1))) {
-				fprintf(stderr, "ljsnap record: --ringbuf-mb wants a power of two, 1..4096\n");
-				return -EINVAL;
-			}
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc)
-		o->cmd = argv + optind;
-	if (!!o->all + !!o->npids + !!o->cmd != 1) {
-		fprintf(stderr, "ljsnap record: give exactly one of -p PID, -a or -- COMMAND\n\n");
-		usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* Start the command stopped on a pipe; it execs once we release it. */
@@ -563,166 +389,228 @@ static void finish(struct recorder *rc, int quiet)
 	}
 }
 
-/* `ljsnap record`. */
-int cmd_record(int argc, char **argv)
+/* Load the BPF program for the options; 0, or -1 (reported). */
+static int load_bpf(struct recorder *rc)
 {
-	struct recorder rc;
 	struct bpfload_opts bo;
-	struct snapfile_header h;
-	struct sigaction sa;
-	char errbuf[512], target[512];
-	uint64_t t0, last_tick, now;
-	int err, release_fd = -1, i, ret = 1;
-
-	memset(&rc, 0, sizeof(rc));
-	err = parse_opts(&rc.o, argc, argv);
-	if (err)
-		return err > 0 ? 0 : 2;
-	if (proctab__init(&rc.pt)) {
-		fprintf(stderr, "ljsnap record: out of memory\n");
-		return 1;
-	}
+	char errbuf[512];
 
 	memset(&bo, 0, sizeof(bo));
-	bo.filter_all = rc.o.all;
+	bo.filter_all = rc->o.all;
 	bo.self_pid = getpid();
-	bo.freq_hz = rc.o.freq;
-	bo.ustack_bytes = rc.o.stack_bytes;
-	bo.ringbuf_bytes = rc.o.ringbuf_mb << 20;
-	err = bpfload__init(&rc.bl, &bo, errbuf, sizeof(errbuf));
-	if (err) {
+	bo.freq_hz = rc->o.freq;
+	bo.ustack_bytes = rc->o.stack_bytes;
+	bo.ringbuf_bytes = rc->o.ringbuf_mb << 20;
+	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "ljsnap record: %s\n", errbuf);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	/* Describe the target for the header. */
-	if (rc.o.all) {
-		snprintf(target, sizeof(target), "-a");
-	} else if (rc.o.npids) {
-		size_t off = snprintf(target, sizeof(target), "-p ");
-		for (i = 0; i < rc.o.npids && off < sizeof(target); i++)
-			off += snprintf(target + off, sizeof(target) - off, "%s%u", i ? "," : "",
-					rc.o.pids[i]);
+/* The target as the header and the messages name it: "-a", "-p PID,...",
+ * or the command line. */
+static void describe_target(const struct record_opts *o, char *target, size_t size)
+{
+	size_t off = 0;
+	int i;
+
+	if (o->all) {
+		snprintf(target, size, "-a");
+	} else if (o->npids) {
+		off = snprintf(target, size, "-p ");
+		for (i = 0; i < o->npids && off < size; i++)
+			off += snprintf(target + off, size - off, "%s%u", i ? "," : "", o->pids[i]);
 	} else {
-		size_t off = 0;
 		target[0] = 0;
-		for (i = 0; rc.o.cmd[i] && off < sizeof(target); i++)
-			off += snprintf(target + off, sizeof(target) - off, "%s%s", i ? " " : "",
-					rc.o.cmd[i]);
+		for (i = 0; o->cmd[i] && off < size; i++)
+			off += snprintf(target + off, size - off, "%s%s", i ? " " : "", o->cmd[i]);
 	}
-	memset(&h, 0, sizeof(h));
-	h.freq_hz = rc.o.freq;
-	h.stack_bytes = rc.o.stack_bytes;
-	h.lstack_bytes = rc.o.lstack_bytes;
-	h.target = target;
-	h.features = SNAPFILE_F_TASK_EVENTS | SNAPFILE_F_MEMORY | (rc.o.all ? SNAPFILE_F_SYSTEM_WIDE : 0);
-	rc.w = snapfile_writer__open(rc.o.output, &h, &err);
-	if (!rc.w) {
-		fprintf(stderr, "ljsnap record: cannot create %s: %s\n", rc.o.output,
-			snapfile__strerror(err));
-		goto out;
-	}
+}
 
-	if (vdso__self(&rc.vdso) == 0) {
+/* Create the capture file: its header, then the vdso image; 0, or -1
+ * (reported). */
+static int open_file(struct recorder *rc, const char *target)
+{
+	struct snapfile_header h;
+	int err;
+
+	memset(&h, 0, sizeof(h));
+	h.freq_hz = rc->o.freq;
+	h.stack_bytes = rc->o.stack_bytes;
+	h.lstack_bytes = rc->o.lstack_bytes;
+	h.target = target;
+	h.features = SNAPFILE_F_TASK_EVENTS | SNAPFILE_F_MEMORY |
+		     (rc->o.all ? SNAPFILE_F_SYSTEM_WIDE : 0);
+	rc->w = snapfile_writer__open(rc->o.output, &h, &err);
+	if (!rc->w) {
+		fprintf(stderr, "ljsnap record: cannot create %s: %s\n", rc->o.output,
+			snapfile__strerror(err));
+		return -1;
+	}
+	if (vdso__self(&rc->vdso) == 0) {
 		struct snapfile_object ob = {
-			.path = "[vdso]", .build_id = rc.vdso.build_id,
-			.build_id_len = (uint32_t)rc.vdso.build_id_len,
-			.data = rc.vdso.data, .len = (uint32_t)rc.vdso.len,
+			.path = "[vdso]", .build_id = rc->vdso.build_id,
+			.build_id_len = (uint32_t)rc->vdso.build_id_len,
+			.data = rc->vdso.data, .len = (uint32_t)rc->vdso.len,
 		};
 
 		/* Before any PROCESS record; without it [vdso] frames stay unnamed. */
-		snapfile_writer__object(rc.w, &ob);
+		snapfile_writer__object(rc->w, &ob);
 	}
-	rc.hv = harvest__new(rc.w, 256u << 20);
-	rc.walker = ljw__new();
-	rc.kips = ksym_ipset__new();
-	if (!rc.hv || !rc.walker || !rc.kips) {
+	return 0;
+}
+
+/* The parts the event loop uses: harvester, walker, kernel IP set and the
+ * ring buffer; 0, or -1 (reported). */
+static int open_parts(struct recorder *rc)
+{
+	rc->hv = harvest__new(rc->w, 256u << 20);
+	rc->walker = ljw__new();
+	rc->kips = ksym_ipset__new();
+	if (!rc->hv || !rc->walker || !rc->kips) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
-		goto out;
+		return -1;
 	}
-	rc.rb = ring_buffer__new(bpfload__ringbuf_fd(&rc.bl), on_event, &rc, NULL);
-	if (!rc.rb) {
+	rc->rb = ring_buffer__new(bpfload__ringbuf_fd(&rc->bl), on_event, rc, NULL);
+	if (!rc->rb) {
 		fprintf(stderr, "ljsnap record: cannot open the ring buffer: %s\n", strerror(errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP stop the loop. */
+static void catch_signals(void)
+{
+	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	for (i = 0; i < rc.o.npids; i++) {
-		if (kill(rc.o.pids[i], 0) && errno == ESRCH) {
-			fprintf(stderr, "ljsnap record: no process %u\n", rc.o.pids[i]);
-			goto out;
+/* Target the -p processes and their descendants, or start the command and
+ * target it; 0, or -1 (reported). */
+static int add_targets(struct recorder *rc)
+{
+	int err, release_fd = -1, i;
+
+	for (i = 0; i < rc->o.npids; i++) {
+		if (kill(rc->o.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "ljsnap record: no process %u\n", rc->o.pids[i]);
+			return -1;
 		}
-		bpfload__add_target(&rc.bl, rc.o.pids[i]);
-		rc.live_targets++;
-		inspect__process(&rc, proctab__get(&rc.pt, rc.o.pids[i]), now_ns());
+		bpfload__add_target(&rc->bl, rc->o.pids[i]);
+		rc->live_targets++;
+		inspect__process(rc, proctab__get(&rc->pt, rc->o.pids[i]), now_ns());
 	}
-	for (i = 0; i < rc.o.npids; i++)
-		add_descendants(&rc, rc.o.pids[i], 0);
-	if (rc.o.cmd) {
-		err = start_child(&rc, &release_fd);
-		if (err) {
-			fprintf(stderr, "ljsnap record: cannot start the command: %s\n", strerror(-err));
-			goto out;
-		}
-		bpfload__add_target(&rc.bl, rc.child);
-		rc.live_targets++;
-		proctab__get(&rc.pt, rc.child);
-		if (write(release_fd, "x", 1) != 1)
-			fprintf(stderr, "ljsnap record: cannot release the command: %s\n", strerror(errno));
-		close(release_fd);
+	for (i = 0; i < rc->o.npids; i++)
+		add_descendants(rc, rc->o.pids[i], 0);
+	if (!rc->o.cmd)
+		return 0;
+	err = start_child(rc, &release_fd);
+	if (err) {
+		fprintf(stderr, "ljsnap record: cannot start the command: %s\n", strerror(-err));
+		return -1;
 	}
-	if (!rc.o.quiet)
-		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
-			rc.o.duration ? "" : "; Ctrl-C to stop");
+	bpfload__add_target(&rc->bl, rc->child);
+	rc->live_targets++;
+	proctab__get(&rc->pt, rc->child);
+	if (write(release_fd, "x", 1) != 1)
+		fprintf(stderr, "ljsnap record: cannot release the command: %s\n", strerror(errno));
+	close(release_fd);
+	return 0;
+}
+
+/* Consume the ring buffer until a signal, a write error, the end of the
+ * command or of every -p target, or the duration. */
+static void record_loop(struct recorder *rc)
+{
+	uint64_t t0, last_tick, now;
+	int err;
 
 	t0 = last_tick = now_ns();
 	while (!g_stop) {
 		/* Other samples wake us only in batches (see the BPF program):
 		 * drain on a timer too. */
-		err = ring_buffer__poll(rc.rb, 20);
+		err = ring_buffer__poll(rc->rb, 20);
 		if (err >= 0)
-			err = ring_buffer__consume(rc.rb);
+			err = ring_buffer__consume(rc->rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "ljsnap record: ring buffer: %s\n", strerror(-err));
 			break;
 		}
-		if (rc.werr) {
+		if (rc->werr) {
 			fprintf(stderr, "ljsnap record: writing %s failed: %s; stopping (the file is "
-				"readable up to the last complete record)\n", rc.o.output,
-				snapfile__strerror(rc.werr));
+				"readable up to the last complete record)\n", rc->o.output,
+				snapfile__strerror(rc->werr));
 			break;
 		}
 		now = now_ns();
-		if (rc.child && !rc.child_done && waitpid(rc.child, &rc.child_status, WNOHANG) == rc.child)
-			rc.child_done = 1;
-		if (rc.child_done)
+		if (rc->child && !rc->child_done &&
+		    waitpid(rc->child, &rc->child_status, WNOHANG) == rc->child)
+			rc->child_done = 1;
+		if (rc->child_done)
 			break;
-		if (rc.o.npids && rc.live_targets <= 0)
+		if (rc->o.npids && rc->live_targets <= 0)
 			break;
-		if (rc.o.duration && now - t0 >= (uint64_t)(rc.o.duration * 1e9))
+		if (rc->o.duration && now - t0 >= (uint64_t)(rc->o.duration * 1e9))
 			break;
-		reinspect(&rc, now);
+		reinspect(rc, now);
 		if (now - last_tick >= 1000000000ull) {
 			last_tick = now;
-			err = snapfile_writer__flush(rc.w);
-			if (err && !rc.werr)
-				rc.werr = err;
+			err = snapfile_writer__flush(rc->w);
+			if (err && !rc->werr)
+				rc->werr = err;
 		}
 	}
-	/* Drain what is already in the ring buffer. */
-	ring_buffer__consume(rc.rb);
-	if (rc.child && !rc.child_done) {
-		kill(rc.child, SIGTERM);
-		waitpid(rc.child, &rc.child_status, 0);
-		rc.child_done = 1;
+}
+
+/* After the loop: drain the ring buffer, end the command if it still runs,
+ * write the kernel symbols and print the statistics. */
+static void record_stop(struct recorder *rc)
+{
+	ring_buffer__consume(rc->rb);
+	if (rc->child && !rc->child_done) {
+		kill(rc->child, SIGTERM);
+		waitpid(rc->child, &rc->child_status, 0);
+		rc->child_done = 1;
 	}
-	write_ksyms(&rc);
-	finish(&rc, rc.o.quiet);
+	write_ksyms(rc);
+	finish(rc, rc->o.quiet);
+}
+
+/* `ljsnap record`. */
+int cmd_record(int argc, char **argv)
+{
+	struct recorder rc;
+	char target[512];
+	int err, ret = 1;
+
+	memset(&rc, 0, sizeof(rc));
+	err = record_opts__parse(&rc.o, argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	if (proctab__init(&rc.pt)) {
+		fprintf(stderr, "ljsnap record: out of memory\n");
+		return 1;
+	}
+	if (load_bpf(&rc))
+		goto out;
+	describe_target(&rc.o, target, sizeof(target));
+	if (open_file(&rc, target) || open_parts(&rc))
+		goto out;
+	catch_signals();
+	if (add_targets(&rc))
+		goto out;
+	if (!rc.o.quiet)
+		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
+			rc.o.duration ? "" : "; Ctrl-C to stop");
+	record_loop(&rc);
+	record_stop(&rc);
 	ret = rc.werr ? 1 : 0;
 out:
 	ring_buffer__free(rc.rb);

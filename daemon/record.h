@@ -1,7 +1,7 @@
 /*
  * record.h -- state of one `ljsnap record` run, shared by its parts
- * (record.c: options and the main loop; inspect.c: process inspection;
- * harvest.c: memory the walker needs).
+ * (record.c: the main loop; record_opts.c: options; inspect.c: process
+ * inspection; harvest.c: memory the walker needs).
  */
 #ifndef LJSNAP_RECORD_H
 #define LJSNAP_RECORD_H
@@ -56,6 +56,10 @@ struct recorder {
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
 };
+
+/* Parse `ljsnap record`'s command line into o (record_opts.c); 0, 1 (help
+ * printed) or negative errno (reported). */
+int record_opts__parse(struct record_opts *o, int argc, char **argv);
 
 /* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF
  * configuration and write its PROCESS record.  Never fails the recording:

@@ -369,6 +369,7 @@ static void ehf__save(struct ehf_rules *r, uint64_t reg, int64_t off, int count)
 	}
 }
 
+/* Long on purpose: one switch over the DWARF CFA opcodes reads best whole. */
 /* Run one CFA program.  apply: update the rules until the first advance;
  * count: tally ops into nadvance/nother.  init: the CIE rules (restore ops). */
 static int ehf__run(const struct ehf_cie *cie, const uint8_t *insns, size_t len,

@@ -56,6 +56,22 @@ struct ljw_frame *ljw__frame_push(struct ljw *w)
 	return f;
 }
 
+/* Append n frames (the trace's inlined frames); none of them when out of memory. */
+static void frames__append(struct ljw *w, const struct ljw_frame *src, size_t n)
+{
+	size_t mark = w->nframes, i;
+	struct ljw_frame *f;
+
+	for (i = 0; i < n; i++) {
+		f = ljw__frame_push(w);
+		if (!f) {
+			w->nframes = mark;
+			return;
+		}
+		*f = src[i];
+	}
+}
+
 /* Emit an [unknown: reason] frame and count it. */
 static void frame__unknown(struct ljw *w, struct ljw_stack *out, enum ljw_reason r,
 			   uint64_t L, uint64_t fr)
@@ -266,86 +282,180 @@ static void cf__pop(struct ljw *w, struct thr *t)
 	t->cf = prev & ~(uint64_t)3;
 }
 
+/* Where the walk of one thread is. */
+struct step {
+	uint64_t f;		/* the frame being walked (its BASE - 8) */
+	enum { NF_TOP, NF_LUA, NF_CONT, NF_OTHER } nft;	/* the link that led to it */
+	uint64_t nf;		/* the frame above, whose link that was */
+	int64_t nftsz;		/* and its ftsz */
+	long pending;		/* index of the frame whose name comes from this caller */
+	int skip;		/* f is the original frame of a vararg function */
+};
+
+/* Check the frame at f and read its header; 0 when the walk stops at an
+ * [unknown] frame (already emitted) or out of memory. */
+static int step__read(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t f,
+		      struct ljd_frame *fr)
+{
+	uint32_t max = w->o->max_frames;
+
+	if (!thr__frame_ok(t, &w->d, f)) {
+		frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
+		return 0;
+	}
+	if (max && w->nframes >= max) {
+		frame__unknown(w, out, LJW_R_FRAME_LIMIT, t->L, f);
+		return 0;
+	}
+	if (w->nomem)
+		return 0;
+	cf__skip(w, t, f);
+	if (ljd__frame(&w->d, f, fr)) {
+		frame__unknown(w, out, LJW_R_STACK_CUT, t->L, f);
+		out->truncated = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* The frame's PC, held by the frame above it (0 if none). */
+static uint64_t step__pc(struct ljw *w, const struct thr *t, const struct step *st,
+			 uint64_t top_pc)
+{
+	uint64_t pc;
+
+	switch (st->nft) {
+	case NF_TOP: pc = top_pc; break;
+	case NF_LUA: pc = ljd__ftsz_pc(&w->d, st->nftsz); break;
+	case NF_CONT: if (ljd__contpc(&w->d, st->nf, &pc)) pc = 0; break;
+	default: if (!t->cf || ljd__cf_pc(&w->d, t->cf, &pc)) pc = 0; break;
+	}
+	return pc;
+}
+
+/* Emit the frame at st->f running fr->fn at pc; its prototype in *p (NULL
+ * unless a usable Lua function) and why it is unusable in *err (an
+ * [unknown] frame then, counted).  NULL when out of memory. */
+static struct ljw_frame *step__emit(struct ljw *w, struct ljw_stack *out, struct thr *t,
+				    const struct step *st, const struct ljd_frame *fr,
+				    uint64_t pc, uint32_t top_flags, int traceno,
+				    struct ljw_proto **p, enum ljw_reason *err)
+{
+	struct ljw_frame *o = ljw__frame_push(w);
+
+	if (!o)
+		return NULL;
+	o->L = t->L;
+	o->frame = st->f;
+	o->flags = link__flags(w, st->f, fr->ftsz) | top_flags;
+	if ((fr->ftsz & 7) == LJD_FRAME_VARG)
+		o->flags |= LJW_F_VARARG;
+	if (t->first) {
+		o->flags |= t->entry_flags;
+		t->first = 0;
+	}
+	if (st->nft == NF_TOP && traceno >= 0)
+		o->traceno = traceno;
+	*p = ljw__frame_fill(w, o, fr->fn, pc, err);
+	if (*err != LJW_R_NONE) {
+		o->kind = LJW_FRAME_UNKNOWN;
+		o->reason = *err;
+		out->unknown[*err]++;
+		out->nunknown++;
+	}
+	return o;
+}
+
+/* Follow the link of the frame at st->f (header fr) to the frame below;
+ * 0, or -1 when the link is bad (an [unknown] frame emitted). */
+static int step__link(struct ljw *w, struct ljw_stack *out, struct thr *t, struct step *st,
+		      const struct ljd_frame *fr, int dummy)
+{
+	uint64_t cv;
+	int64_t sized;
+
+	st->nf = st->f;
+	st->nftsz = fr->ftsz;
+	if ((fr->ftsz & 3) == LJD_FRAME_LUA) {
+		uint64_t rpc = ljd__ftsz_pc(&w->d, fr->ftsz);
+		uint32_t ins, op;
+
+		if (rpc < 4 || memsrc__u32(w->d.ms, rpc - 4, &ins)) {
+			frame__unknown(w, out, LJW_R_BAD_LINK, t->L, st->f);
+			return -1;
+		}
+		op = ljd_bc_op(ins);
+		if (op != LJW_BC_CALL && op != LJW_BC_CALLM && op != LJW_BC_ITERC &&
+		    op != LJW_BC_ITERN) {
+			frame__unknown(w, out, LJW_R_BAD_CALL, t->L, st->f);
+			return -1;
+		}
+		st->f -= 8 * (1 + w->d.fr2 + (uint64_t)ljd_bc_a(ins));
+		st->nft = NF_LUA;
+		return 0;
+	}
+	sized = fr->ftsz & ~(int64_t)7;
+	if (sized <= 0 || (uint64_t)sized > st->f - t->stack) {
+		frame__unknown(w, out, LJW_R_BAD_LINK, t->L, st->f);
+		return -1;
+	}
+	switch (fr->ftsz & 7) {
+	case LJD_FRAME_CONT:
+		st->nft = NF_CONT;
+		if (ljd__contv(&w->d, st->f, &cv) == 0 && cv == LJD_CONT_FFI_CALLBACK)
+			cf__pop(w, t);
+		break;
+	case LJD_FRAME_VARG:
+		st->nft = NF_OTHER;
+		st->skip = !dummy;
+		break;
+	case LJD_FRAME_C: case LJD_FRAME_CP:
+		st->nft = NF_OTHER;
+		cf__pop(w, t);
+		break;
+	default:
+		st->nft = NF_OTHER;
+		break;
+	}
+	st->f -= (uint64_t)sized;
+	return 0;
+}
+
 /* Walk one thread's frames from base down.  Returns 1 at the bottom, 0 when
  * the walk stopped at an [unknown] frame (already emitted). */
 static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t base,
 		     uint64_t top_pc, uint64_t top_fn, uint32_t top_flags, int traceno)
 {
-	enum { NF_TOP, NF_LUA, NF_CONT, NF_OTHER } nft = NF_TOP;
-	uint64_t f = base - 8, nf = 0, pc, cv;
-	int64_t nftsz = 0;
-	long pending = -1;	/* index of the frame whose name comes from this caller */
-	int skip = 0;
-	uint32_t max = w->o->max_frames;
+	struct step st = { .f = base - 8, .nft = NF_TOP, .pending = -1 };
 
-	for (;;) {
+	while (st.f > t->bot) {
 		struct ljd_frame fr;
 		struct ljw_frame *o = NULL;
 		struct ljw_proto *p = NULL;
 		enum ljw_reason err = LJW_R_NONE;
 		int dummy;
 		int32_t pos = -1;
+		uint64_t pc;
 
-		if (f <= t->bot)
-			break;
-		if (!thr__frame_ok(t, &w->d, f)) {
-			frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
+		if (!step__read(w, out, t, st.f, &fr))
 			return 0;
-		}
-		if (max && w->nframes >= max) {
-			frame__unknown(w, out, LJW_R_FRAME_LIMIT, t->L, f);
-			return 0;
-		}
-		if (w->nomem)
-			return 0;
-		cf__skip(w, t, f);
-		if (ljd__frame(&w->d, f, &fr)) {
-			frame__unknown(w, out, LJW_R_STACK_CUT, t->L, f);
-			out->truncated = 1;
-			return 0;
-		}
 		/* A trace that tail-called replaced its base frame's function. */
-		if (nft == NF_TOP && top_fn)
+		if (st.nft == NF_TOP && top_fn)
 			fr.fn = top_fn;
-		/* This frame's PC is held by the frame above it. */
-		switch (nft) {
-		case NF_TOP: pc = top_pc; break;
-		case NF_LUA: pc = ljd__ftsz_pc(&w->d, nftsz); break;
-		case NF_CONT: if (ljd__contpc(&w->d, nf, &pc)) pc = 0; break;
-		default: if (!t->cf || ljd__cf_pc(&w->d, t->cf, &pc)) pc = 0; break;
-		}
+		pc = step__pc(w, t, &st, top_pc);
 		dummy = fr.fn == t->L;
-		if (!dummy && !skip) {
-			o = ljw__frame_push(w);
+		if (!dummy && !st.skip) {
+			o = step__emit(w, out, t, &st, &fr, pc, top_flags, traceno, &p, &err);
 			if (!o)
 				return 0;
-			o->L = t->L;
-			o->frame = f;
-			o->flags = link__flags(w, f, fr.ftsz) | top_flags;
-			if ((fr.ftsz & 7) == LJD_FRAME_VARG)
-				o->flags |= LJW_F_VARARG;
-			if (t->first) {
-				o->flags |= t->entry_flags;
-				t->first = 0;
-			}
-			if (nft == NF_TOP && traceno >= 0)
-				o->traceno = traceno;
-			p = ljw__frame_fill(w, o, fr.fn, pc, &err);
 			pos = o->pos;
-			if (err != LJW_R_NONE) {
-				o->kind = LJW_FRAME_UNKNOWN;
-				o->reason = err;
-				out->unknown[err]++;
-				out->nunknown++;
-			}
 		} else if (!dummy) {	/* original frame of a vararg function */
 			if (w->nframes)
-				w->frames[w->nframes - 1].flags |= link__flags(w, f, fr.ftsz);
-			p = NULL;
+				w->frames[w->nframes - 1].flags |= link__flags(w, st.f, fr.ftsz);
 		}
 		top_flags = 0;
 		/* A Lua link promised a Lua caller containing the return PC. */
-		if (nft == NF_LUA && !skip && !dummy && o && err == LJW_R_NONE && pos < 0) {
+		if (st.nft == NF_LUA && o && err == LJW_R_NONE && pos < 0) {
 			o->kind = LJW_FRAME_UNKNOWN;
 			o->reason = LJW_R_CALLER_MISMATCH;
 			out->unknown[LJW_R_CALLER_MISMATCH]++;
@@ -353,66 +463,20 @@ static int thr__walk(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64
 			return 0;
 		}
 		/* Name the frame above from this caller's instruction. */
-		if (pending >= 0 && !skip) {
-			struct ljw_frame *pf = &w->frames[pending];
+		if (st.pending >= 0 && !st.skip) {
+			struct ljw_frame *pf = &w->frames[st.pending];
 
 			if (p && pos >= 0 && pf->kind != LJW_FRAME_UNKNOWN)
 				pf->what = ljw__funcname(w, p, pos, &pf->name);
-			pending = -1;
+			st.pending = -1;
 		}
 		if (o)
-			pending = (long)(o - w->frames);
+			st.pending = (long)(o - w->frames);
 		if (dummy)
-			pending = -1;	/* a dummy frame's "function" is the thread */
-		skip = 0;
-		/* Follow the link. */
-		nf = f;
-		nftsz = fr.ftsz;
-		if ((fr.ftsz & 3) == LJD_FRAME_LUA) {
-			uint64_t rpc = ljd__ftsz_pc(&w->d, fr.ftsz);
-			uint32_t ins, op;
-
-			if (rpc < 4 || memsrc__u32(w->d.ms, rpc - 4, &ins)) {
-				frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
-				return 0;
-			}
-			op = ljd_bc_op(ins);
-			if (op != LJW_BC_CALL && op != LJW_BC_CALLM && op != LJW_BC_ITERC &&
-			    op != LJW_BC_ITERN) {
-				frame__unknown(w, out, LJW_R_BAD_CALL, t->L, f);
-				return 0;
-			}
-			f -= 8 * (1 + w->d.fr2 + (uint64_t)ljd_bc_a(ins));
-			nft = NF_LUA;
-			continue;
-		}
-		{
-			int64_t sized = fr.ftsz & ~(int64_t)7;
-
-			if (sized <= 0 || (uint64_t)sized > f - t->stack) {
-				frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
-				return 0;
-			}
-			switch (fr.ftsz & 7) {
-			case LJD_FRAME_CONT:
-				nft = NF_CONT;
-				if (ljd__contv(&w->d, f, &cv) == 0 && cv == LJD_CONT_FFI_CALLBACK)
-					cf__pop(w, t);
-				break;
-			case LJD_FRAME_VARG:
-				nft = NF_OTHER;
-				skip = !dummy;
-				break;
-			case LJD_FRAME_C: case LJD_FRAME_CP:
-				nft = NF_OTHER;
-				cf__pop(w, t);
-				break;
-			default:
-				nft = NF_OTHER;
-				break;
-			}
-			f -= (uint64_t)sized;
-		}
+			st.pending = -1;	/* a dummy frame's "function" is the thread */
+		st.skip = 0;
+		if (step__link(w, out, t, &st, &fr, dummy))
+			return 0;
 	}
 	return 1;
 }
@@ -557,7 +621,10 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		return;
 	}
 	if (vc == VC_TRACE) {
-		ljw__trace_top(w, out, L, base, &pc, &top_fn);
+		const struct ljw_frame *inl;
+		size_t ninl = ljw__trace_top(w, out, L, base, &pc, &top_fn, &inl);
+
+		frames__append(w, inl, ninl);
 		traceno = out->traceno;
 		top_flags = LJW_F_TRACE;
 	}
@@ -627,6 +694,7 @@ void ljw__delete(struct ljw *w)
 	free(w->hash);
 	ljt__exit(&w->tr);
 	free(w->snap);
+	free(w->inl);
 	free(w);
 }
 

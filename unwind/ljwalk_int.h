@@ -1,8 +1,13 @@
 /*
  * ljwalk_int.h -- internals shared by the walker's files (ljwalk.c: frame
  * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;
- * ljwalk_name.c: name inference; ljwalk_fmt.c: traceback formatting).
- * Not a public interface.
+ * ljwalk_name.c: name inference; ljwalk_trace.c: JIT traces;
+ * ljwalk_fmt.c: traceback formatting).  Not a public interface.
+ *
+ * The files depend one way: ljwalk.c calls the others, ljwalk_trace.c
+ * calls ljwalk_proto.c and ljwalk_name.c, ljwalk_name.c calls
+ * ljwalk_proto.c.  Only ljwalk.c appends to the result (ljw__frame_push);
+ * ljwalk_trace.c hands its frames back instead.
  */
 #ifndef LJSNAP_LJWALK_INT_H
 #define LJSNAP_LJWALK_INT_H
@@ -70,6 +75,7 @@ struct ljw {
 	const struct memsrc *ms_mem;	/* trace memory without the sample windows */
 	struct ljt tr;
 	struct ljt_snap *snap;
+	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
 };
 
@@ -125,11 +131,13 @@ const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,
  * out->trace.  Returns the trace number or -1. */
 int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint64_t jit_base,
 		     int in_vm);
-/* For the frame at base (jit_base) of the running trace: emit the frames
- * inlined into the trace above it and choose its PC (saved-PC style, 0 if
- * none) and, when the trace tail-called, its function (*fn, else 0). */
-void ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
-		    uint64_t *pc, uint64_t *fn);
+/* For the frame at base (jit_base) of the running trace: choose its PC
+ * (saved-PC style, 0 if none) and, when the trace tail-called, its function
+ * (*fn, else 0).  Returns the number of frames inlined into the trace above
+ * it, named and innermost first, at *inl (owned by the walker, valid until
+ * the next walk) for the caller to append; it pushes no frame itself. */
+size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+		      uint64_t *pc, uint64_t *fn, const struct ljw_frame **inl);
 /* EXIT / compiler states: the trace numbers J holds (pseudo frame f). */
 void ljw__trace_pseudo(struct ljw *w, struct ljw_stack *out, struct ljw_frame *f, int exit,
 		       int32_t vmstate);

@@ -6,9 +6,9 @@
  *
  * Frames at and below g->jit_base are real and walked as usual.  The frame
  * at jit_base gets its PC from the snapshot covering the sampled offset (or
- * from GCtrace.startpc), and the functions the snapshot records above it are
- * emitted as LJW_F_INLINED frames, innermost first, named from their
- * callers' bytecode like real frames.  Anything inconsistent falls back to
+ * from GCtrace.startpc), and the functions the snapshot records above it
+ * become LJW_F_INLINED frames, innermost first, named from their callers'
+ * bytecode like real frames, which ljwalk.c appends to the result.  Anything inconsistent falls back to
  * the trace's start function, counted in ljw_stack.trace.src.
  */
 #include <errno.h>
@@ -265,23 +265,40 @@ static uint64_t base__fn(struct ljw *w, uint64_t base)
 	return fr.fn;
 }
 
-/* Name the frame at index pending from its caller p at pos. */
-static void frame__name(struct ljw *w, long pending, const struct ljw_proto *p, int32_t pos)
+/* Append a frame to the inlined frames w->inl[0 .. *n), in the state
+ * ljw__frame_push gives a new frame; NULL when full. */
+static struct ljw_frame *inl__push(struct ljw *w, size_t *n)
+{
+	struct ljw_frame *f;
+
+	if (*n >= LJT_MAX_FRAMES)
+		return NULL;
+	f = &w->inl[(*n)++];
+	memset(f, 0, sizeof(*f));
+	f->pos = -1;
+	f->line = -1;
+	f->traceno = -1;
+	return f;
+}
+
+/* Name the inlined frame at index pending from its caller p at pos. */
+static void frame__name(struct ljw *w, size_t n, long pending, const struct ljw_proto *p,
+			int32_t pos)
 {
 	struct ljw_frame *pf;
 
-	if (pending < 0 || (size_t)pending >= w->nframes)
+	if (pending < 0 || (size_t)pending >= n)
 		return;
-	pf = &w->frames[pending];
+	pf = &w->inl[pending];
 	if (p && pos >= 0 && pf->kind != LJW_FRAME_UNKNOWN)
 		pf->what = ljw__funcname(w, p, pos, &pf->name);
 }
 
-/* Emit the frames of snapshot s above the frame at base, innermost first;
- * the base frame's PC and (tail call) function.  0, or -1 when the snapshot
- * does not fit the stack (the caller rolls back). */
+/* The frames of snapshot s above the frame at base, innermost first, into
+ * w->inl[0 .. *n); the base frame's PC and (tail call) function.  0, or -1
+ * when the snapshot does not fit the stack (the caller drops the frames). */
 static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
-			const struct ljt_snap *s, uint64_t *pc, uint64_t *fn)
+			const struct ljt_snap *s, uint64_t *pc, uint64_t *fn, size_t *n)
 {
 	const struct ljd *d = &w->d;
 	uint64_t cur = s->pc + 4, stack_fn = base__fn(w, base), root_fn;
@@ -307,7 +324,7 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 		if (f->slot <= lower || !f->has_link)
 			return -1;
 		if (!skip) {
-			o = ljw__frame_push(w);
+			o = inl__push(w, n);
 			if (!o)
 				return -1;
 			o->L = L;
@@ -323,8 +340,8 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 			if (err != LJW_R_NONE || (o->kind == LJW_FRAME_LUA && o->pos < 0))
 				return -1;
 			pos = o->pos;
-			frame__name(w, pending, p, pos);
-			pending = (long)(o - w->frames);
+			frame__name(w, *n, pending, p, pos);
+			pending = (long)(o - w->inl);
 			out->trace.ninlined++;
 		} else if (f->fn != skip_fn || !f->fn) {
 			return -1;	/* a vararg frame's original is the same function */
@@ -384,28 +401,29 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 	p = ljw__frame_fill(w, &tmp, root_fn, cur, &err);
 	if (err != LJW_R_NONE || tmp.kind != LJW_FRAME_LUA || tmp.pos < 0)
 		return -1;
-	frame__name(w, pending, p, tmp.pos);
+	frame__name(w, *n, pending, p, tmp.pos);
 	*pc = cur;
 	*fn = root_fn != stack_fn ? root_fn : 0;
 	return 0;
 }
 
 /* For the jit_base frame of the running trace (see ljwalk_int.h). */
-void ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
-		    uint64_t *pc, uint64_t *fn)
+size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+		      uint64_t *pc, uint64_t *fn, const struct ljw_frame **inl)
 {
 	const struct lj_layout *lay = w->d.lay;
 	struct ljw_tstate *ts = &w->ts;
 	struct ljw_trace *tr = &out->trace;
 	uint32_t snapno;
 	uint64_t ofs, bfn, fpc;
-	size_t mark = w->nframes;
+	size_t n = 0;
 	struct ljw_proto *p;
 
 	*pc = *fn = 0;
+	*inl = w->inl;
 	if (!ts->have_hdr) {
 		tr->src = ts->stale ? LJW_TS_STALE : LJW_TS_NOHDR;
-		return;
+		return 0;
 	}
 	trace__info(w, out, &ts->h);
 	if (ts->stale) {
@@ -418,19 +436,22 @@ void ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t b
 		ofs = ts->ip - ts->h.mcode - (ts->ip_call ? 1 : 0);
 		if (!w->snap)
 			w->snap = malloc(sizeof(*w->snap));
+		if (!w->inl)
+			w->inl = malloc(LJT_MAX_FRAMES * sizeof(*w->inl));
+		*inl = w->inl;
 		tr->src = LJW_TS_BADSNAP;
 		tr->ninlined = 0;
-		if (w->snap && ljt__bind(&w->tr, lay, w->ms_mem, &ts->h) == 0 &&
+		if (w->snap && w->inl && ljt__bind(&w->tr, lay, w->ms_mem, &ts->h) == 0 &&
 		    ljt__snap_find(&w->tr, ofs, &snapno) == 0 &&
 		    ljt__snap_decode(&w->tr, snapno, w->snap) == 0 &&
-		    inline__emit(w, out, L, base, w->snap, pc, fn) == 0) {
+		    inline__emit(w, out, L, base, w->snap, pc, fn, &n) == 0) {
 			tr->src = ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
-			return;
+			return n;
 		}
-		w->nframes = mark;	/* drop what a bad snapshot emitted */
+		n = 0;	/* drop what a bad snapshot produced */
 		tr->ninlined = 0;
 		*pc = *fn = 0;
 	}
@@ -444,6 +465,7 @@ void ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t b
 			out->pc_src = LJW_SRC_TRACE_START;
 		}
 	}
+	return 0;
 }
 
 /* EXIT / compiler states: the trace numbers J holds. */

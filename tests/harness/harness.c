@@ -60,9 +60,6 @@
 #include "tests/harness/harness.h"
 #include "unwind/ljwalk.h"
 
-#define MAXLINES	8192
-#define LINE_MAX_LEN	256
-
 /* Harness state (a test program: globals are fine here). */
 static struct {
 	lua_State *mainL;
@@ -145,130 +142,6 @@ _Static_assert(offsetof(struct ljs_regs, r15) == 0 && offsetof(struct ljs_regs, 
 __asm__(TRAMPOLINE("harness_capture_entry", "harness_capture_impl"));
 __asm__(TRAMPOLINE("harness_ffi_entry", "harness_ffi_impl"));
 
-/* -- Ground truth ----------------------------------------------------------- */
-
-/* Format level `level` of L1 exactly like luaL_traceback; 0 if no level. */
-static int truth__line(lua_State *L, lua_State *L1, int level, char *out, size_t size)
-{
-	lua_Debug ar;
-	const void *fnp;
-	lua_CFunction cf;
-	int ffid = 0, base = lua_gettop(L);
-
-	if (!lua_getstack(L1, level, &ar))
-		return 0;
-	lua_getinfo(L1, "Snlf", &ar);
-	fnp = lua_topointer(L1, -1);
-	cf = lua_tocfunction(L1, -1);
-	lua_pop(L1, 1);
-	if (fnp) {
-		/* luaL_traceback prints fn->c.f; lua_tocfunction hides it for
-		 * assembler builtins, so read the GCfuncC directly. */
-		ffid = *((const uint8_t *)fnp + H.lay->fn_ffid);
-		if (ffid >= 1)
-			memcpy(&cf, (const uint8_t *)fnp + H.lay->fn_f, sizeof(cf));
-	}
-	if (ffid > 1 && !*ar.namewhat)
-		lua_pushfstring(L, "[builtin#%d]:", ffid);
-	else
-		lua_pushfstring(L, "%s:", ar.short_src);
-	if (ar.currentline > 0)
-		lua_pushfstring(L, "%d:", ar.currentline);
-	if (*ar.namewhat)
-		lua_pushfstring(L, " in function '%s'", ar.name);
-	else if (*ar.what == 'm')
-		lua_pushliteral(L, " in main chunk");
-	else if (*ar.what == 'C')
-		lua_pushfstring(L, " at %p", (void *)cf);
-	else
-		lua_pushfstring(L, " in function <%s:%d>", ar.short_src, ar.linedefined);
-	lua_concat(L, lua_gettop(L) - base);
-	snprintf(out, size, "%s", lua_tostring(L, -1));
-	lua_pop(L, 1);
-	return 1;
-}
-
-/* The thread that resumed t, per the scenario's RESUMED_BY table, or NULL. */
-static lua_State *truth__resumer(lua_State *L, lua_State *t)
-{
-	lua_State *r = NULL;
-
-	lua_getfield(L, LUA_GLOBALSINDEX, "RESUMED_BY");
-	if (!lua_istable(L, -1)) {
-		lua_pop(L, 1);
-		return NULL;
-	}
-	lua_pushnil(L);
-	while (lua_next(L, -2)) {
-		if (lua_tothread(L, -2) == t) {
-			r = lua_isthread(L, -1) ? lua_tothread(L, -1) : H.mainL;
-			lua_pop(L, 2);
-			break;
-		}
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1);
-	return r;
-}
-
-/* Check our line formatting against luaL_traceback for one thread. */
-static int truth__crosscheck(lua_State *L, lua_State *L1, char (*lines)[LINE_MAX_LEN], int n)
-{
-	const char *tb;
-	size_t len, pos = 0;
-	int i, ok = 1;
-
-	luaL_traceback(L, L1, NULL, 0);
-	tb = lua_tolstring(L, -1, &len);
-	if (!tb || strstr(tb, "\n\t...")) {
-		lua_pop(L, 1);
-		return 1;	/* elided: the per-level truth stands alone */
-	}
-	if (strncmp(tb, "stack traceback:", 16))
-		ok = 0;
-	pos = 16;
-	for (i = 0; ok && i < n; i++) {
-		size_t l = strlen(lines[i]);
-
-		if (pos + 2 + l > len || tb[pos] != '\n' || tb[pos + 1] != '\t' ||
-		    memcmp(tb + pos + 2, lines[i], l))
-			ok = 0;
-		pos += 2 + l;
-	}
-	if (ok && pos != len)
-		ok = 0;
-	if (!ok) {
-		fprintf(stderr, "harness: truth formatting differs from luaL_traceback:\n%s\n", tb);
-		for (i = 0; i < n; i++)
-			fprintf(stderr, "  truth[%d] %s\n", i, lines[i]);
-	}
-	lua_pop(L, 1);
-	return ok;
-}
-
-/* Truth for the running thread and its resumers; number of lines or -1. */
-static int truth__build(lua_State *L, int *ended_in_main)
-{
-	lua_State *t = L;
-	int n = 0, nthreads = 0, start, level;
-
-	*ended_in_main = 0;
-	while (t && nthreads++ < 64) {
-		start = n;
-		for (level = 0; n < MAXLINES; level++, n++)
-			if (!truth__line(L, t, level, H.truth[n], LINE_MAX_LEN))
-				break;
-		if (!truth__crosscheck(L, t, H.truth + start, n - start))
-			return -1;
-		if (t == H.mainL) {
-			*ended_in_main = 1;
-			break;
-		}
-		t = truth__resumer(L, t);
-	}
-	return n;
-}
-
 /* -- Capture ------------------------------------------------------------------ */
 
 /* Format a walk as traceback lines into out; number of lines. */
@@ -312,6 +185,60 @@ static void fail(const char *tag, const char *why, const struct ljw_stack *st, i
 			i < ng ? H.got[i] : "", i < nt ? H.truth[i] : "");
 }
 
+/* Step 3 of the file comment: the walk replayed from the sample and the
+ * harvest (st2) is the live walk st, whose ng lines are in H.got; 0, or -1
+ * (failure reported). */
+static int replay__check(const char *tag, const struct ljw_stack *st,
+			 const struct ljw_stack *st2, int ng, int nt)
+{
+	char tmp[LINE_MAX_LEN];
+	int i, n2 = (int)st2->nframes;
+
+	for (i = 0; i < n2 && i < ng; i++) {
+		ljw_frame__format(&st2->frames[i], tmp, sizeof(tmp));
+		if (strcmp(tmp, H.got[i]))
+			break;
+	}
+	if (n2 != ng || i != ng || st2->end != st->end) {
+		fail(tag, "replay from sample + harvested ranges differs from the live walk",
+		     st2, ng, nt);
+		return -1;
+	}
+	return 0;
+}
+
+/* Step 4 of the file comment: the walk of the cut sample (st3) is a prefix
+ * of the nt truth lines, then exactly one stack_cut (or the whole stack
+ * when it fit); 0, or -1 (failure reported, the cut walk's lines in H.got). */
+static int cut__check(const char *tag, const struct ljw_stack *st, const struct ljw_stack *st3,
+		      int nt)
+{
+	char tmp[LINE_MAX_LEN];
+	int i, n3 = (int)st3->nframes;
+
+	for (i = 0; i < n3 && i < nt; i++) {
+		ljw_frame__format(&st3->frames[i], tmp, sizeof(tmp));
+		if (strcmp(tmp, H.truth[i]))
+			break;
+	}
+	/* The frame right above the cut cannot be named (its caller is
+	 * gone): only its location ("src:line:") must match. */
+	if (i == n3 - 2 && i < nt && st3->end == LJW_END_ERROR && loc__eq(tmp, H.truth[i]))
+		i++;
+	if (st3->end == st->end && n3 == nt && i == nt)
+		return 0;	/* the whole stack fit in 2 KiB */
+	if (st3->end == LJW_END_ERROR && st3->truncated && st3->nunknown == 1 &&
+	    st3->unknown[LJW_R_STACK_CUT] == 1 && i == n3 - 1 && n3 >= 1 &&
+	    st3->frames[n3 - 1].reason == LJW_R_STACK_CUT) {
+		H.ncut++;
+		return 0;
+	}
+	for (i = 0; i < n3 && i < MAXLINES; i++)
+		ljw_frame__format(&st3->frames[i], H.got[i], LINE_MAX_LEN);
+	fail(tag, "cut-stack walk is not a truth prefix + one [unknown: stack_cut]", st3, n3, nt);
+	return -1;
+}
+
 /* The body of capture(tag) (see the file comment). */
 int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 {
@@ -323,8 +250,7 @@ int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 	struct ljw_stack st, st2, st3;
 	struct ljw_opts o = { .vm_lo = H.cfg.vm_lo, .vm_hi = H.cfg.vm_hi };
 	struct cap_cfg cut = H.cfg;
-	int ng, nt, i, in_main, n2, n3;
-	char tmp[LINE_MAX_LEN];
+	int ng, nt, i, in_main;
 
 	if (H.busy)	/* a finalizer run by our own allocations: not a scenario point */
 		return 0;
@@ -358,7 +284,7 @@ int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 	ljw__walk(H.w_cut, H.lay, &H.smp_cut->s, &smp3, &o, &st3);
 
 	ng = walk__lines(&st, H.got);
-	nt = truth__build(L, &in_main);
+	nt = truth__build(L, H.mainL, H.lay, H.truth, &in_main);
 	if (nt < 0) {
 		fail(tag, "ground truth formatting disagrees with luaL_traceback", &st, ng, 0);
 		goto out;
@@ -389,42 +315,8 @@ int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 			if (st.frames[i].flags & (1u << b))
 				H.nflag[b]++;
 	}
-	/* Replay from the harvest must be identical. */
-	n2 = (int)st2.nframes;
-	for (i = 0; i < n2 && i < ng; i++) {
-		ljw_frame__format(&st2.frames[i], tmp, sizeof(tmp));
-		if (strcmp(tmp, H.got[i]))
-			break;
-	}
-	if (n2 != ng || i != ng || st2.end != st.end) {
-		fail(tag, "replay from sample + harvested ranges differs from the live walk",
-		     &st2, ng, nt);
+	if (replay__check(tag, &st, &st2, ng, nt) || cut__check(tag, &st, &st3, nt))
 		goto out;
-	}
-	/* Cut stack: a prefix of the truth, then exactly one stack_cut. */
-	n3 = (int)st3.nframes;
-	for (i = 0; i < n3 && i < nt; i++) {
-		ljw_frame__format(&st3.frames[i], tmp, sizeof(tmp));
-		if (strcmp(tmp, H.truth[i]))
-			break;
-	}
-	/* The frame right above the cut cannot be named (its caller is
-	 * gone): only its location ("src:line:") must match. */
-	if (i == n3 - 2 && i < nt && st3.end == LJW_END_ERROR && loc__eq(tmp, H.truth[i]))
-		i++;
-	if (st3.end == st.end && n3 == nt && i == nt) {
-		/* the whole stack fit in 2 KiB */
-	} else if (st3.end == LJW_END_ERROR && st3.truncated && st3.nunknown == 1 &&
-		   st3.unknown[LJW_R_STACK_CUT] == 1 && i == n3 - 1 && n3 >= 1 &&
-		   st3.frames[n3 - 1].reason == LJW_R_STACK_CUT) {
-		H.ncut++;
-	} else {
-		for (i = 0; i < n3 && i < MAXLINES; i++)
-			ljw_frame__format(&st3.frames[i], H.got[i], LINE_MAX_LEN);
-		fail(tag, "cut-stack walk is not a truth prefix + one [unknown: stack_cut]",
-		     &st3, n3, nt);
-		goto out;
-	}
 	if (H.verbose)
 		fprintf(stderr, "ok %s [jit %s] '%s': %d frames, %u threads\n", H.scenario,
 			H.jit ? "on" : "off", tag, ng, st.nthreads);
@@ -537,7 +429,7 @@ static int harness_capture_check(lua_State *L)
 		goto out;
 	}
 	H.pend_ok = 0;
-	nt = truth__build(L, &in_main);
+	nt = truth__build(L, H.mainL, H.lay, H.truth, &in_main);
 	off = H.pend_trace ? 0 : 1;
 	for (i = 0; i + off < H.npend && i < MAXLINES; i++)
 		memcpy(H.got[i], H.pend[i + off], LINE_MAX_LEN);

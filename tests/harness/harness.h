@@ -1,8 +1,9 @@
 /*
  * harness.h -- pieces of the in-process walker harness shared between its
- * files (harness.c: scenarios and synchronous captures; vmrange.c: the
- * interpreter's code range; async.c: SIGPROF samples of running Lua;
- * trace.c: the trace decoder on our own live traces).
+ * files (harness.c: scenarios and synchronous captures; truth.c: the
+ * ground truth from lua_getstack; vmrange.c: the interpreter's code range;
+ * async.c: SIGPROF samples of running Lua; trace.c: the trace decoder on
+ * our own live traces).
  */
 #ifndef LJSNAP_TEST_HARNESS_H
 #define LJSNAP_TEST_HARNESS_H
@@ -12,6 +13,17 @@
 #include <lua.h>
 
 #include "tests/harness/capture.h"
+
+#define MAXLINES	8192	/* traceback lines of one capture */
+#define LINE_MAX_LEN	256	/* bytes of one line */
+
+/* Ground truth (truth.c): the traceback lines of L's running thread, then
+ * of each thread that resumed it (the scenario's RESUMED_BY table), down to
+ * mainL, into lines[0 .. MAXLINES); *ended_in_main when the chain reached
+ * mainL.  The number of lines, or -1 when a line differs from
+ * luaL_traceback's own (message printed). */
+int truth__build(lua_State *L, lua_State *mainL, const struct lj_layout *lay,
+		 char (*lines)[LINE_MAX_LEN], int *ended_in_main);
 
 /* The interpreter code range of the loaded libluajit; 0 or -1 (message printed). */
 int vm__range(uint64_t *lo, uint64_t *hi);

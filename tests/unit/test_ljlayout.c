@@ -56,52 +56,12 @@ static void ordered(const struct lj_layout *l, const char *what, const char *con
 
 /* -- 1. internal consistency --------------------------------------------- */
 
-/* All checks for one table. */
-static void check_table(enum lj_family fam, int gc64)
+/* Every offset lies inside its struct (via the field table); jsize is the
+ * implied sizeof(jit_State). */
+static void check_field_bounds(const struct lj_layout *l, const char *fn, int gc64, int32_t jsize)
 {
-	static const char *const l_order[] = { "l_glref", "l_base", "l_top", "l_maxstack", "l_stack",
-		"l_cframe", "l_stacksize", "l_size", NULL };
-	static const char *const pt_order[] = { "pt_numparams", "pt_framesize", "pt_sizebc", "pt_k",
-		"pt_uv", "pt_sizekgc", "pt_sizekn", "pt_sizept", "pt_sizeuv", "pt_flags", "pt_trace",
-		"pt_chunkname", "pt_firstline", "pt_numline", "pt_lineinfo", "pt_uvinfo", "pt_varinfo",
-		"pt_size", NULL };
-	static const char *const t_order[] = { "t_nsnap", "t_nins", "t_ir", "t_nk", "t_nsnapmap",
-		"t_snap", "t_snapmap", "t_startpt", "t_startpc", "t_startins", "t_szmcode", "t_mcode",
-		"t_mcloop", "t_spadjust", "t_traceno", "t_link", "t_root", "t_linktype", "t_size", NULL };
-	static const char *const snap_order[] = { "snap_mapofs", "snap_ref", "snap_mcofs",
-		"snap_nslots", "snap_topslot", "snap_nent", "snap_count", "snap_size", NULL };
-	static const char *const fn_order[] = { "fn_ffid", "fn_nupvalues", "fn_pc", "fn_f",
-		"fn_upvalue", NULL };
-	static const char *const cf_order[] = { "cf_nres", "cf_errf", "cf_l", "cf_pc", "cf_vmstate",
-		"cf_prev", "cf_size", NULL };
-	static const char *const j_order[] = { "j_L", "j_state", "j_trace", "j_sizetrace", "j_parent",
-		"j_exitno", NULL };
-	const struct lj_layout *l = lj_layout__builtin(fam, gc64);
-	const char *fn = lj_layout__family_name(fam);
-	int tth = fam == LJ_FAMILY_TARANTOOL_HEAD;
-	uint32_t r = gc64 ? 8 : 4;
-	int32_t jsize;
 	size_t i;
 
-	CHECKF(l != NULL, "%s gc64=%d: no table", fn, gc64);
-	if (!l)
-		return;
-	CHECKF(l->family == (uint32_t)fam, "%s: family %u", fn, l->family);
-	CHECKF(!!(l->flags & LJ_LAYOUT_F_GC64) == gc64, "%s: GC64 flag", fn);
-	CHECKF(l->ref_size == r, "%s: ref_size %u", fn, l->ref_size);
-
-	/* GG_State = { L, g, J, hotcount[64] (128 bytes), dispatch[], bcff[] } */
-	CHECKF(l->gg_ofs_g == l->l_size, "%s: GG_OFS(g) %u != sizeof(lua_State) %u", fn, l->gg_ofs_g,
-	      l->l_size);
-	CHECKF(l->g2j == (int32_t)l->g_size, "%s: J does not follow g (g2j %d, sizeof g %u)", fn, l->g2j,
-	      l->g_size);
-	jsize = -l->disp2g - l->g2j - 128;
-	CHECKF(jsize > (int32_t)l->j_exitno && jsize < 4096 && jsize % 8 == 0,
-	      "%s: implied sizeof(jit_State) %d from disp2g %d is implausible", fn, jsize, l->disp2g);
-	CHECKF(l->l_size == (fam == LJ_FAMILY_OPENRESTY ? (gc64 ? 112u : 80u) : (gc64 ? 96u : 64u)),
-	      "%s: sizeof(lua_State) %u", fn, l->l_size);
-
-	/* Offsets inside their structs (via the field table). */
 	for (i = 0; i < lj_layout__nfields; i++) {
 		const char *n = lj_layout__fields[i].name;
 		uint32_t v = field(l, n), lim = 0;
@@ -129,8 +89,29 @@ static void check_table(enum lj_family fam, int gc64)
 		if (lim)
 			CHECKF(v < lim, "%s gc64=%d: %s = %u outside its struct (size %u)", fn, gc64, n, v, lim);
 	}
+}
 
-	/* Declaration order in lj_obj.h / lj_jit.h / lj_frame.h. */
+/* Fields in their declaration order in lj_obj.h / lj_jit.h / lj_frame.h. */
+static void check_decl_order(const struct lj_layout *l, const char *fn)
+{
+	static const char *const l_order[] = { "l_glref", "l_base", "l_top", "l_maxstack", "l_stack",
+		"l_cframe", "l_stacksize", "l_size", NULL };
+	static const char *const pt_order[] = { "pt_numparams", "pt_framesize", "pt_sizebc", "pt_k",
+		"pt_uv", "pt_sizekgc", "pt_sizekn", "pt_sizept", "pt_sizeuv", "pt_flags", "pt_trace",
+		"pt_chunkname", "pt_firstline", "pt_numline", "pt_lineinfo", "pt_uvinfo", "pt_varinfo",
+		"pt_size", NULL };
+	static const char *const t_order[] = { "t_nsnap", "t_nins", "t_ir", "t_nk", "t_nsnapmap",
+		"t_snap", "t_snapmap", "t_startpt", "t_startpc", "t_startins", "t_szmcode", "t_mcode",
+		"t_mcloop", "t_spadjust", "t_traceno", "t_link", "t_root", "t_linktype", "t_size", NULL };
+	static const char *const snap_order[] = { "snap_mapofs", "snap_ref", "snap_mcofs",
+		"snap_nslots", "snap_topslot", "snap_nent", "snap_count", "snap_size", NULL };
+	static const char *const fn_order[] = { "fn_ffid", "fn_nupvalues", "fn_pc", "fn_f",
+		"fn_upvalue", NULL };
+	static const char *const cf_order[] = { "cf_nres", "cf_errf", "cf_l", "cf_pc", "cf_vmstate",
+		"cf_prev", "cf_size", NULL };
+	static const char *const j_order[] = { "j_L", "j_state", "j_trace", "j_sizetrace", "j_parent",
+		"j_exitno", NULL };
+
 	ordered(l, fn, l_order);
 	ordered(l, fn, pt_order);
 	ordered(l, fn, t_order);
@@ -138,6 +119,37 @@ static void check_table(enum lj_family fam, int gc64)
 	ordered(l, fn, fn_order);
 	ordered(l, fn, cf_order);
 	ordered(l, fn, j_order);
+}
+
+/* All checks for one table. */
+static void check_table(enum lj_family fam, int gc64)
+{
+	const struct lj_layout *l = lj_layout__builtin(fam, gc64);
+	const char *fn = lj_layout__family_name(fam);
+	int tth = fam == LJ_FAMILY_TARANTOOL_HEAD;
+	uint32_t r = gc64 ? 8 : 4;
+	int32_t jsize;
+
+	CHECKF(l != NULL, "%s gc64=%d: no table", fn, gc64);
+	if (!l)
+		return;
+	CHECKF(l->family == (uint32_t)fam, "%s: family %u", fn, l->family);
+	CHECKF(!!(l->flags & LJ_LAYOUT_F_GC64) == gc64, "%s: GC64 flag", fn);
+	CHECKF(l->ref_size == r, "%s: ref_size %u", fn, l->ref_size);
+
+	/* GG_State = { L, g, J, hotcount[64] (128 bytes), dispatch[], bcff[] } */
+	CHECKF(l->gg_ofs_g == l->l_size, "%s: GG_OFS(g) %u != sizeof(lua_State) %u", fn, l->gg_ofs_g,
+	      l->l_size);
+	CHECKF(l->g2j == (int32_t)l->g_size, "%s: J does not follow g (g2j %d, sizeof g %u)", fn, l->g2j,
+	      l->g_size);
+	jsize = -l->disp2g - l->g2j - 128;
+	CHECKF(jsize > (int32_t)l->j_exitno && jsize < 4096 && jsize % 8 == 0,
+	      "%s: implied sizeof(jit_State) %d from disp2g %d is implausible", fn, jsize, l->disp2g);
+	CHECKF(l->l_size == (fam == LJ_FAMILY_OPENRESTY ? (gc64 ? 112u : 80u) : (gc64 ? 96u : 64u)),
+	      "%s: sizeof(lua_State) %u", fn, l->l_size);
+
+	check_field_bounds(l, fn, gc64, jsize);
+	check_decl_order(l, fn);
 
 	/* Object headers: GCHeader is { nextgc ref, marked, gct }. */
 	CHECKF(l->fn_ffid == r + 2 && l->fn_nupvalues == r + 3, "%s: GCfuncC header", fn);

@@ -38,6 +38,7 @@ int failures, checks;
 
 static struct world wstore;
 
+/* Long on purpose: one list of checks, each changing the same world a step further. */
 /* A sample inside the trace's machine code, per snapshot, and the fallbacks. */
 static void test_walk(const struct lj_layout *lay0, const char *mode)
 {

@@ -290,6 +290,7 @@ static void walk_bounded(struct world *w, struct ljw *wk, const struct ljw_opts 
 		      st.nframes ? ljw_reason__name(st.frames[st.nframes - 1].reason) : "-");
 }
 
+/* Long on purpose: one list of cases, each breaking and restoring the same world. */
 /* Targeted hostile cases on a world. */
 static void test_hostile_cases(const struct lj_layout *lay, uint64_t base_addr, const char *mode)
 {

@@ -368,6 +368,7 @@ static void check_garbage(struct env *e, const struct chain_snap *s)
 	      st.nframes, native_end__name(st.end));
 }
 
+/* Long on purpose: one list of checks, each a variant of the same hook rule. */
 /* A JIT frame (anonymous executable page) stepped by the LuaJIT rule. */
 static void check_hook(struct env *e, const struct chain_snap *s, void *page)
 {

@@ -376,6 +376,7 @@ static int read_modified(const uint8_t *b, size_t len, int *nerr, struct snapfil
 	return read_all(path, nerr, NULL, r);
 }
 
+/* Long on purpose: one list of checks, each a corruption of the same file. */
 /* Corrupt frames are reported with their offset and skipped or stopped at. */
 static void test_corruption(void)
 {

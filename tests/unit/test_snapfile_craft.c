@@ -129,6 +129,7 @@ void test_versions(void)
 	CHECK(r == NULL && err == -ENOENT && strstr(msg, "cannot open"));
 }
 
+/* Long on purpose: one crafted file, then a list of checks of what was read. */
 /* Unknown kinds, keys, trailing fields and registers are skipped; missing
  * layout fields read as 0. */
 void test_forward_compat(void)
@@ -265,6 +266,7 @@ void test_forward_compat(void)
 
 /* -- The bounded msgpack reader ---------------------------------------------------- */
 
+/* Long on purpose: one packed buffer, then a list of checks of what was read. */
 /* Every msgpack encoding, packed by msgpack-c, decodes to what was packed; every
  * strict prefix fails cleanly without reading past its end. */
 void test_mpread(void)

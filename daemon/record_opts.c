@@ -1,0 +1,183 @@
+/*
+ * record_opts.c -- `ljsnap record`'s command line: usage and options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon/record.h"
+#include "unwind/sample.h"
+
+/* Print the usage of `record`. */
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
+		"                     [--stack-bytes N] [--lua-stack-bytes N] [-- COMMAND [ARGS...]]\n"
+		"\n"
+		"Sample processes with a BPF program and write a capture file.  Samples of\n"
+		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
+		"\n"
+		"  -p, --pid PID[,PID]     record these processes and the children they fork\n"
+		"  -a, --all               record every process on the machine\n"
+		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+		"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or when the\n"
+		"                          command or every -p process has exited)\n"
+		"  -o, --output FILE       capture file (default ljsnap.data), mode 0600\n"
+		"      --stack-bytes N     user stack bytes copied per sample (default 16384,\n"
+		"                          max 65536)\n"
+		"      --lua-stack-bytes N Lua stack bytes copied per sample (default 65536,\n"
+		"                          max 131072); the newest frames are kept\n"
+		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, power of 2)\n"
+		"  -q, --quiet             print only errors\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"examples:\n"
+		"  ljsnap record -o run.ljsnap -- luajit app.lua\n"
+		"  ljsnap record -p $(pgrep -o nginx) -F 499 -d 30     # master and its workers\n"
+		"  ljsnap record -a -d 10\n"
+		"\n"
+		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n");
+}
+
+/* Parse a byte count with an optional k/K suffix. */
+static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K') {
+		v *= 1024;
+		end++;
+	}
+	if (*end || v == 0 || v > max)
+		return -ERANGE;
+	*out = (uint32_t)((v + 7) & ~7ul);
+	return 0;
+}
+
+/* Parse -p PID[,PID...] into o->pids. */
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		uint32_t *np;
+
+		if (*end || v <= 0 || v > 0x7fffffff) {
+			err = -EINVAL;
+			goto out;
+		}
+		np = realloc(o->pids, (o->npids + 1) * sizeof(*np));
+		if (!np) {
+			err = -ENOMEM;
+			goto out;
+		}
+		o->pids = np;
+		o->pids[o->npids++] = (uint32_t)v;
+	}
+out:
+	free(copy);
+	return err;
+}
+
+/* Parse the command line (see record.h). */
+int record_opts__parse(struct record_opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stack-bytes", required_argument, NULL, 1 },
+		{ "lua-stack-bytes", required_argument, NULL, 2 },
+		{ "ringbuf-mb", required_argument, NULL, 3 },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char *end;
+	int c;
+
+	o->freq = 99;
+	o->output = "ljsnap.data";
+	o->stack_bytes = LJS_USTACK_DEFAULT;
+	o->lstack_bytes = LJS_LSTACK_DEFAULT;
+	o->ringbuf_mb = 32;
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg)) {
+				fprintf(stderr, "ljsnap record: bad pid list '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'a':
+			o->all = 1;
+			break;
+		case 'F':
+			o->freq = strtoul(optarg, &end, 10);
+			if (*end || o->freq < 1 || o->freq > 100000) {
+				fprintf(stderr, "ljsnap record: -F wants 1..100000 Hz, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0) {
+				fprintf(stderr, "ljsnap record: -d wants a positive number of seconds\n");
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 1:
+			if (parse_bytes(optarg, LJS_USTACK_MAX, &o->stack_bytes)) {
+				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d\n", LJS_USTACK_MAX);
+				return -EINVAL;
+			}
+			break;
+		case 2:
+			if (parse_bytes(optarg, LJS_LSTACK_MAX, &o->lstack_bytes)) {
+				fprintf(stderr, "ljsnap record: --lua-stack-bytes wants 8..%d\n", LJS_LSTACK_MAX);
+				return -EINVAL;
+			}
+			break;
+		case 3:
+			o->ringbuf_mb = strtoul(optarg, &end, 10);
+			if (*end || o->ringbuf_mb < 1 || o->ringbuf_mb > 4096 ||
+			    (o->ringbuf_mb & (o->ringbuf_mb - 1))) {
+				fprintf(stderr, "ljsnap record: --ringbuf-mb wants a power of two, 1..4096\n");
+				return -EINVAL;
+			}
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!!o->all + !!o->npids + !!o->cmd != 1) {
+		fprintf(stderr, "ljsnap record: give exactly one of -p PID, -a or -- COMMAND\n\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
