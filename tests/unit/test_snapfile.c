@@ -716,6 +716,7 @@ int main(void)
 	fixture_init();
 	test_mpread();
 	test_roundtrip();
+	test_known_bytes();
 	test_skip_kinds();
 	test_mode();
 	test_truncation();
