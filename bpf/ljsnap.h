@@ -161,36 +161,42 @@ struct ljs_proc_cfg {
 
 /* -- Error counters (per-CPU array, one slot per reason) ------------------ */
 
+/* One entry per reason, in slot order: _(enum suffix, name in STATS and in
+ * the recorder's summary).  The enum and LJS_ERR_NAMES are both made from
+ * this list, as LuaJIT's lj_errmsg.h ERRDEF list makes its ErrMsg enum and
+ * its messages. */
+#define LJS_ERRDEF(_) \
+	_(SAMPLES, "samples")		/* programs run on a target task */ \
+	_(EMITTED, "emitted")		/* sample records submitted */ \
+	_(RINGBUF_FULL, "ringbuf_full")	/* ring buffer reserve/output failed */ \
+	_(NO_SCRATCH, "no_scratch")	/* per-CPU scratch lookup failed */ \
+	_(NO_USER_REGS, "no_user_regs")	/* no user registers (kernel thread) */ \
+	_(USTACK_FAULT, "ustack_fault")	/* user stack copy stopped by a fault */ \
+	_(KSTACK_FAIL, "kstack_fail")	/* bpf_get_stack failed for the kernel stack */ \
+	_(G_REG_INVALID, "g_reg_invalid") /* r14 candidate failed validation */ \
+	_(G_FROM_CACHE, "g_from_cache")	/* g taken from the tid cache */ \
+	_(NO_G, "no_g")			/* LuaJIT process, but no g for this thread yet */ \
+	_(G_FAULT, "g_fault")		/* g window unreadable */ \
+	_(L_FAULT, "l_fault")		/* cur_L window unreadable */ \
+	_(LSTACK_TRUNC, "lstack_truncated") /* Lua stack cut to budget */ \
+	_(LSTACK_FAULT, "lstack_fault")	/* Lua stack unreadable */ \
+	_(TRACE_FAULT, "trace_fault")	/* trace header unreadable */ \
+	_(RESUMER_FAULT, "resumer_fault") /* resumer chain read failed */ \
+	_(RESUMERS_CUT, "resumers_cut")	/* more resumers than LJS_RESUMERS_MAX */ \
+	_(REC_FULL, "record_full")	/* a section did not fit the record */ \
+	_(TASK_EVENTS, "task_events")	/* fork/exec/exit events submitted */ \
+	_(TASK_EVENT_LOST, "task_event_lost") /* fork/exec/exit events lost */ \
+	_(G_FROM_HINT, "g_from_hint")	/* g taken from the process's g_hint */
+
 enum ljs_err {
-	LJS_ERR_SAMPLES = 0,		/* programs run on a target task */
-	LJS_ERR_EMITTED,		/* sample records submitted */
-	LJS_ERR_RINGBUF_FULL,		/* ring buffer reserve/output failed */
-	LJS_ERR_NO_SCRATCH,		/* per-CPU scratch lookup failed */
-	LJS_ERR_NO_USER_REGS,		/* no user registers (kernel thread) */
-	LJS_ERR_USTACK_FAULT,		/* user stack copy stopped by a fault */
-	LJS_ERR_KSTACK_FAIL,		/* bpf_get_stack failed for the kernel stack */
-	LJS_ERR_G_REG_INVALID,		/* r14 candidate failed validation */
-	LJS_ERR_G_FROM_CACHE,		/* g taken from the tid cache */
-	LJS_ERR_NO_G,			/* LuaJIT process, but no g for this thread yet */
-	LJS_ERR_G_FAULT,		/* g window unreadable */
-	LJS_ERR_L_FAULT,		/* cur_L window unreadable */
-	LJS_ERR_LSTACK_TRUNC,		/* Lua stack cut to budget */
-	LJS_ERR_LSTACK_FAULT,		/* Lua stack unreadable */
-	LJS_ERR_TRACE_FAULT,		/* trace header unreadable */
-	LJS_ERR_RESUMER_FAULT,		/* resumer chain read failed */
-	LJS_ERR_RESUMERS_CUT,		/* more resumers than LJS_RESUMERS_MAX */
-	LJS_ERR_REC_FULL,		/* a section did not fit the record */
-	LJS_ERR_TASK_EVENTS,		/* fork/exec/exit events submitted */
-	LJS_ERR_TASK_EVENT_LOST,	/* fork/exec/exit events lost */
-	LJS_ERR_G_FROM_HINT,		/* g taken from the process's g_hint */
+#define LJS_ERR__ENUM(id, name)	LJS_ERR_##id,
+	LJS_ERRDEF(LJS_ERR__ENUM)
+#undef LJS_ERR__ENUM
 	LJS_ERR__MAX
 };
 
-#define LJS_ERR_NAMES { \
-	"samples", "emitted", "ringbuf_full", "no_scratch", "no_user_regs", \
-	"ustack_fault", "kstack_fail", "g_reg_invalid", "g_from_cache", \
-	"no_g", "g_fault", "l_fault", "lstack_truncated", "lstack_fault", \
-	"trace_fault", "resumer_fault", "resumers_cut", "record_full", \
-	"task_events", "task_event_lost", "g_from_hint" }
+/* Initializer of a const char *[LJS_ERR__MAX]: the names, by slot. */
+#define LJS_ERR__NAME(id, name)	name,
+#define LJS_ERR_NAMES { LJS_ERRDEF(LJS_ERR__NAME) }
 
 #endif /* LJSNAP_BPF_H */

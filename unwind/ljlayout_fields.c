@@ -109,3 +109,8 @@ const struct lj_layout_field lj_layout__fields[] = {
 };
 
 const size_t lj_layout__nfields = sizeof(lj_layout__fields) / sizeof(lj_layout__fields[0]);
+
+/* Every member of struct lj_layout is a 32-bit integer named above (the
+ * capture file's "layout" map has one key per entry, in this order). */
+_Static_assert(sizeof(lj_layout__fields) / sizeof(lj_layout__fields[0]) * sizeof(uint32_t) ==
+	       sizeof(struct lj_layout), "lj_layout__fields must name every member of struct lj_layout");

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "formats/capture/mpread.h"
 #include "formats/capture/snapfile_int.h"
+#include "formats/capture/snapfile_schema.h"
 
 /* -- Arena ------------------------------------------------------------------ */
 
@@ -168,9 +169,83 @@ static int snapfile__map_rec(struct mp_cur *c, uint32_t nfields, uint32_t *n)
 	return mp_cur__map(c, n);
 }
 
+/* -- Schema ---------------------------------------------------------------------- *
+ * Read the fields of formats/capture/snapfile_schema.h: SR_<type>(member) reads one
+ * value from the cursor `c` into the struct `r` (strings and arrays into the
+ * arena `a`, SAMPLE regs through the header's regmap `rm`); a pair member
+ * (elements, count) is taken apart by the SR_<type>_ that follows it. */
+
+static void snapfile__regmap(struct mp_cur *c, struct snapfile_regmap *rm);
+static void snapfile__regs_bin(struct mp_cur *c, struct ljs_regs *regs,
+			       const struct snapfile_regmap *rm);
+static void snapfile__maps(struct mp_cur *c, const struct procmap_desc **out, uint32_t *nout,
+			   struct snapfile_arena *a);
+static void snapfile__luajit(struct mp_cur *c, struct snapfile_process *r,
+			     struct snapfile_arena *a);
+static void snapfile__layout(struct mp_cur *c, struct lj_layout *lay);
+static void snapfile__strs(struct mp_cur *c, const char *const **out, uint32_t *nout,
+			   struct snapfile_arena *a);
+static void snapfile__sections(struct mp_cur *c, struct ljs_section *sec, uint32_t *nsec);
+static void snapfile__ksym_list(struct mp_cur *c, const struct ksym **out,
+				uint32_t *nout, struct snapfile_arena *a);
+static void snapfile__counters(struct mp_cur *c, const struct snapfile_stat **out,
+			       uint32_t *nout, struct snapfile_arena *a);
+
+#define SR_u16(m)		(r->m = snapfile__u16(c))
+#define SR_u32(m)		mp_cur__u32(c, &r->m)
+#define SR_u64(m)		mp_cur__uint(c, &r->m)
+#define SR_str(m)		(r->m = snapfile__str(c, a))
+#define SR_comm(m)		snapfile__comm(c, r->m)
+#define SR_bin(m)		SR_bin_ m
+#define SR_bin_(d, n)		mp_cur__bin(c, &r->d, &r->n)
+#define SR_regnames(m)		snapfile__regmap(c, rm)
+#define SR_regs(m)		snapfile__regs_bin(c, &r->m, rm)
+#define SR_maps(m)		SR_maps_ m
+#define SR_maps_(e, n)		snapfile__maps(c, &r->e, &r->n, a)
+#define SR_lj(m)		snapfile__luajit(c, r, a)
+#define SR_layout(m)		snapfile__layout(c, &r->m)
+#define SR_prov(m)		SR_prov_ m
+#define SR_prov_(e, n)		snapfile__strs(c, &r->e, &r->n, a)
+#define SR_sections(m)		SR_sections_ m
+#define SR_sections_(e, n)	snapfile__sections(c, r->e, &r->n)
+#define SR_ksyms(m)		SR_ksyms_ m
+#define SR_ksyms_(e, n)		snapfile__ksym_list(c, &r->e, &r->n, a)
+#define SR_counters(m)		SR_counters_ m
+#define SR_counters_(e, n)	snapfile__counters(c, &r->e, &r->n, a)
+
+/* An array's field: read it.  A map's field: read it if key (k, kl) is its key. */
+#define SR_POS(key, m, type, cond)	SR_##type(m);
+#define SR_KEY(key, m, type, cond)	else if (mp_key_is(k, kl, key)) SR_##type(m);
+
+/* The n pairs of a map of LIST fields, unknown keys skipped; stops at an error. */
+#define SR_MAP(LIST, n) do {						\
+	uint32_t i_;							\
+									\
+	for (i_ = 0; i_ < (n) && !c->err; i_++) {			\
+		const char *k;						\
+		uint32_t kl;						\
+									\
+		if (snapfile__key(c, &k, &kl))				\
+			break;						\
+		if (0) {}						\
+		LIST(SR_KEY)						\
+		else							\
+			mp_cur__skip(c);				\
+	}								\
+} while (0)
+
+/* The fields of an array of nf elements: at least LIST's, extra ones skipped. */
+#define SR_ARRAY(LIST, nf) do {						\
+	if (snapfile__need(c, (nf), SNAPFILE_NFIELDS(LIST)))		\
+		break;							\
+	LIST(SR_POS)							\
+	mp_cur__skip_n(c, (nf) - SNAPFILE_NFIELDS(LIST));		\
+} while (0)
+
 /* -- HEADER --------------------------------------------------------------------- */
 
-/* Only the frozen "major" key of a header map (and "minor"). */
+/* Only the frozen "major" key of a header map (and "minor").  Written by
+ * hand, not from SNAPFILE_HEADER_FIELDS: it must read every version. */
 int snapfile__decode_version(struct mp_cur *c, uint32_t nfields, uint32_t *major, uint32_t *minor)
 {
 	uint32_t n, i;
@@ -216,66 +291,30 @@ static void snapfile__regmap(struct mp_cur *c, struct snapfile_regmap *rm)
 	}
 }
 
-/* HEADER: [1, {major, minor, ljsnap, host, kernel, arch, mono_ns, real_ns, freq,
- * stack, lstack, target, features, regs}]. */
-int snapfile__decode_header(struct mp_cur *c, uint32_t nfields, struct snapfile_header *h,
+/* HEADER: [1, {SNAPFILE_HEADER_FIELDS}]. */
+int snapfile__decode_header(struct mp_cur *c, uint32_t nfields, struct snapfile_header *r,
 			    struct snapfile_regmap *rm, struct snapfile_arena *a)
 {
 	uint32_t n, i;
 
-	memset(h, 0, sizeof(*h));
-	h->ljsnap_version = h->host = h->kernel = h->arch = h->target = "";
+	memset(r, 0, sizeof(*r));
+	r->ljsnap_version = r->host = r->kernel = r->arch = r->target = "";
 	/* Without a "regs" key: this build's order. */
 	rm->n = (uint32_t)snapfile__nregs;
 	for (i = 0; i < rm->n; i++)
 		rm->off[i] = snapfile__regs[i].offset;
 	if (snapfile__map_rec(c, nfields, &n))
 		return c->err;
-	for (i = 0; i < n && !c->err; i++) {
-		const char *k;
-		uint32_t kl;
-
-		if (snapfile__key(c, &k, &kl))
-			break;
-		if (mp_key_is(k, kl, "major"))
-			mp_cur__u32(c, &h->major);
-		else if (mp_key_is(k, kl, "minor"))
-			mp_cur__u32(c, &h->minor);
-		else if (mp_key_is(k, kl, "ljsnap"))
-			h->ljsnap_version = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "host"))
-			h->host = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "kernel"))
-			h->kernel = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "arch"))
-			h->arch = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "mono_ns"))
-			mp_cur__uint(c, &h->mono_ns);
-		else if (mp_key_is(k, kl, "real_ns"))
-			mp_cur__uint(c, &h->real_ns);
-		else if (mp_key_is(k, kl, "freq"))
-			mp_cur__u32(c, &h->freq_hz);
-		else if (mp_key_is(k, kl, "stack"))
-			mp_cur__u32(c, &h->stack_bytes);
-		else if (mp_key_is(k, kl, "lstack"))
-			mp_cur__u32(c, &h->lstack_bytes);
-		else if (mp_key_is(k, kl, "target"))
-			h->target = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "features"))
-			mp_cur__uint(c, &h->features);
-		else if (mp_key_is(k, kl, "regs"))
-			snapfile__regmap(c, rm);
-		else
-			mp_cur__skip(c);
-	}
+	SR_MAP(SNAPFILE_HEADER_FIELDS, n);
 	mp_cur__skip_n(c, nfields - 1);
 	return c->err;
 }
 
 /* -- PROCESS ---------------------------------------------------------------------- */
 
-/* "maps": [[start, end, offset, prot, path, build_id], ...]. */
-static void snapfile__maps(struct mp_cur *c, struct snapfile_process *p, struct snapfile_arena *a)
+/* "maps": [[SNAPFILE_MAPPING_FIELDS], ...]. */
+static void snapfile__maps(struct mp_cur *c, const struct procmap_desc **out, uint32_t *nout,
+			   struct snapfile_arena *a)
 {
 	struct procmap_desc *maps;
 	uint32_t n, i;
@@ -294,23 +333,17 @@ static void snapfile__maps(struct mp_cur *c, struct snapfile_process *p, struct 
 	}
 	memset(maps, 0, (size_t)n * sizeof(*maps));
 	for (i = 0; i < n && !c->err; i++) {
-		struct procmap_desc *m = &maps[i];
+		struct procmap_desc *r = &maps[i];
 		uint32_t nf;
 
-		if (mp_cur__array(c, &nf) || snapfile__need(c, nf, 6))
+		if (mp_cur__array(c, &nf))
 			break;
-		mp_cur__uint(c, &m->start);
-		mp_cur__uint(c, &m->end);
-		mp_cur__uint(c, &m->offset);
-		mp_cur__u32(c, &m->prot);
-		m->path = snapfile__str(c, a);
-		mp_cur__bin(c, &m->build_id, &m->build_id_len);
-		if (!m->build_id_len)
-			m->build_id = NULL;
-		mp_cur__skip_n(c, nf - 6);
+		SR_ARRAY(SNAPFILE_MAPPING_FIELDS, nf);
+		if (!r->build_id_len)
+			r->build_id = NULL;
 	}
-	p->maps = maps;
-	p->nmaps = n;
+	*out = maps;
+	*nout = n;
 }
 
 /* "layout": {field name: int}; unknown names are ignored, missing ones stay 0. */
@@ -345,95 +378,49 @@ static void snapfile__layout(struct mp_cur *c, struct lj_layout *lay)
 	}
 }
 
-/* "prov": [str, ...]. */
-static void snapfile__prov(struct mp_cur *c, struct snapfile_process *p, struct snapfile_arena *a)
+/* An array of strings ("prov"): [str, ...]. */
+static void snapfile__strs(struct mp_cur *c, const char *const **out, uint32_t *nout,
+			   struct snapfile_arena *a)
 {
-	const char **prov;
+	const char **v;
 	uint32_t n, i;
 
 	if (mp_cur__array(c, &n) || !n)
 		return;
-	prov = snapfile_arena__alloc(a, (size_t)n * sizeof(*prov));
-	if (!prov) {
+	v = snapfile_arena__alloc(a, (size_t)n * sizeof(*v));
+	if (!v) {
 		snapfile__nomem(c);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		prov[i] = c->err ? "" : snapfile__str(c, a);
-	p->prov = prov;
-	p->nprov = n;
+		v[i] = c->err ? "" : snapfile__str(c, a);
+	*out = v;
+	*nout = n;
 }
 
-/* "lj": {layout, build, prov, vm_lo, vm_hi, g}. */
-static void snapfile__luajit(struct mp_cur *c, struct snapfile_process *p, struct snapfile_arena *a)
+/* "lj": {SNAPFILE_LUAJIT_FIELDS}. */
+static void snapfile__luajit(struct mp_cur *c, struct snapfile_process *r,
+			     struct snapfile_arena *a)
 {
-	uint32_t n, i;
+	uint32_t n;
 
 	if (mp_cur__map(c, &n))
 		return;
-	p->has_luajit = 1;
-	for (i = 0; i < n && !c->err; i++) {
-		const char *k;
-		uint32_t kl;
-
-		if (snapfile__key(c, &k, &kl))
-			break;
-		if (mp_key_is(k, kl, "layout"))
-			snapfile__layout(c, &p->layout);
-		else if (mp_key_is(k, kl, "build"))
-			p->lj_build = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "prov"))
-			snapfile__prov(c, p, a);
-		else if (mp_key_is(k, kl, "vm_lo"))
-			mp_cur__uint(c, &p->vm_lo);
-		else if (mp_key_is(k, kl, "vm_hi"))
-			mp_cur__uint(c, &p->vm_hi);
-		else if (mp_key_is(k, kl, "g"))
-			mp_cur__uint(c, &p->g);
-		else
-			mp_cur__skip(c);
-	}
+	r->has_luajit = 1;
+	SR_MAP(SNAPFILE_LUAJIT_FIELDS, n);
 }
 
-/* PROCESS: [2, {pid, ppid, comm, exe, cmdline, start, exited, image, maps, lj?}]. */
-int snapfile__decode_process(struct mp_cur *c, uint32_t nfields, struct snapfile_process *p,
+/* PROCESS: [2, {SNAPFILE_PROCESS_FIELDS}]. */
+int snapfile__decode_process(struct mp_cur *c, uint32_t nfields, struct snapfile_process *r,
 			     struct snapfile_arena *a)
 {
-	uint32_t n, i;
+	uint32_t n;
 
-	memset(p, 0, sizeof(*p));
-	p->exe = p->cmdline = p->lj_build = "";
+	memset(r, 0, sizeof(*r));
+	r->exe = r->cmdline = r->lj_build = "";
 	if (snapfile__map_rec(c, nfields, &n))
 		return c->err;
-	for (i = 0; i < n && !c->err; i++) {
-		const char *k;
-		uint32_t kl;
-
-		if (snapfile__key(c, &k, &kl))
-			break;
-		if (mp_key_is(k, kl, "pid"))
-			mp_cur__u32(c, &p->pid);
-		else if (mp_key_is(k, kl, "ppid"))
-			mp_cur__u32(c, &p->ppid);
-		else if (mp_key_is(k, kl, "comm"))
-			snapfile__comm(c, p->comm);
-		else if (mp_key_is(k, kl, "exe"))
-			p->exe = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "cmdline"))
-			p->cmdline = snapfile__str(c, a);
-		else if (mp_key_is(k, kl, "start"))
-			mp_cur__uint(c, &p->start_ns);
-		else if (mp_key_is(k, kl, "exited"))
-			mp_cur__uint(c, &p->exited_ns);
-		else if (mp_key_is(k, kl, "image"))
-			mp_cur__u32(c, &p->image);
-		else if (mp_key_is(k, kl, "maps"))
-			snapfile__maps(c, p, a);
-		else if (mp_key_is(k, kl, "lj"))
-			snapfile__luajit(c, p, a);
-		else
-			mp_cur__skip(c);
-	}
+	SR_MAP(SNAPFILE_PROCESS_FIELDS, n);
 	mp_cur__skip_n(c, nfields - 1);
 	return c->err;
 }
@@ -461,139 +448,119 @@ static void snapfile__regs_bin(struct mp_cur *c, struct ljs_regs *regs,
 	}
 }
 
-/* One section: [kind, status, addr, want, aux, bytes]. */
-static void snapfile__section(struct mp_cur *c, struct ljs_section *sec)
+/* One section: [SNAPFILE_SECTION_FIELDS]. */
+static void snapfile__section(struct mp_cur *c, struct ljs_section *r)
 {
 	uint32_t nf;
 
-	memset(sec, 0, sizeof(*sec));
-	if (mp_cur__array(c, &nf) || snapfile__need(c, nf, 6))
+	memset(r, 0, sizeof(*r));
+	if (mp_cur__array(c, &nf))
 		return;
-	sec->kind = snapfile__u16(c);
-	sec->status = snapfile__u16(c);
-	mp_cur__uint(c, &sec->addr);
-	mp_cur__u32(c, &sec->want);
-	mp_cur__u32(c, &sec->aux);
-	mp_cur__bin(c, &sec->data, &sec->len);
-	mp_cur__skip_n(c, nf - 6);
+	SR_ARRAY(SNAPFILE_SECTION_FIELDS, nf);
 }
 
-/* SAMPLE: [3, time, pid, tid, cpu, flags, comm, regs, g, cfg_gen, sections]. */
-int snapfile__decode_sample(struct mp_cur *c, uint32_t nfields, struct ljs_sample *s,
-			    const struct snapfile_regmap *rm)
+/* "sections": [[...], ...]; those beyond what struct ljs_sample holds are skipped. */
+static void snapfile__sections(struct mp_cur *c, struct ljs_section *sec, uint32_t *nsec)
 {
 	uint32_t n, i;
 
-	memset(s, 0, sizeof(*s));
-	if (snapfile__need(c, nfields, 10))
-		return c->err;
-	mp_cur__uint(c, &s->time_ns);
-	mp_cur__u32(c, &s->pid);
-	mp_cur__u32(c, &s->tid);
-	mp_cur__u32(c, &s->cpu);
-	mp_cur__u32(c, &s->flags);
-	snapfile__comm(c, s->comm);
-	snapfile__regs_bin(c, &s->regs, rm);
-	mp_cur__uint(c, &s->g);
-	mp_cur__u32(c, &s->cfg_gen);
 	if (mp_cur__array(c, &n))
-		return c->err;
-	/* Sections beyond what struct ljs_sample holds are skipped. */
+		return;
 	for (i = 0; i < n && !c->err; i++) {
-		if (s->nsec < LJS_SAMPLE_MAX_SECS)
-			snapfile__section(c, &s->sec[s->nsec++]);
+		if (*nsec < LJS_SAMPLE_MAX_SECS)
+			snapfile__section(c, &sec[(*nsec)++]);
 		else
 			mp_cur__skip(c);
 	}
-	mp_cur__skip_n(c, nfields - 10);
-	return c->err;
 }
 
-/* -- MEMORY, KSYMS, STATS, END -------------------------------------------------------- */
-
-/* MEMORY: [4, pid, addr, bytes, first_ns, last_ns, gen]. */
-int snapfile__decode_memory(struct mp_cur *c, uint32_t nfields, struct snapfile_memory *m)
+/* SAMPLE: [3, SNAPFILE_SAMPLE_FIELDS]. */
+int snapfile__decode_sample(struct mp_cur *c, uint32_t nfields, struct ljs_sample *r,
+			    const struct snapfile_regmap *rm)
 {
-	memset(m, 0, sizeof(*m));
-	if (snapfile__need(c, nfields, 6))
-		return c->err;
-	mp_cur__u32(c, &m->pid);
-	mp_cur__uint(c, &m->addr);
-	mp_cur__bin(c, &m->data, &m->len);
-	mp_cur__uint(c, &m->first_ns);
-	mp_cur__uint(c, &m->last_ns);
-	mp_cur__uint(c, &m->gen);
-	mp_cur__skip_n(c, nfields - 6);
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_SAMPLE_FIELDS, nfields);
 	return c->err;
 }
 
-/* OBJECT: [8, path, build_id, bytes]. */
-int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_object *o,
+/* -- MEMORY, OBJECT, KSYMS, STATS, END ------------------------------------------------ */
+
+/* MEMORY: [4, SNAPFILE_MEMORY_FIELDS]. */
+int snapfile__decode_memory(struct mp_cur *c, uint32_t nfields, struct snapfile_memory *r)
+{
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_MEMORY_FIELDS, nfields);
+	return c->err;
+}
+
+/* OBJECT: [8, SNAPFILE_OBJECT_FIELDS]. */
+int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_object *r,
 			    struct snapfile_arena *a)
 {
-	memset(o, 0, sizeof(*o));
-	if (snapfile__need(c, nfields, 3))
-		return c->err;
-	o->path = snapfile__str(c, a);
-	mp_cur__bin(c, &o->build_id, &o->build_id_len);
-	mp_cur__bin(c, &o->data, &o->len);
-	mp_cur__skip_n(c, nfields - 3);
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_OBJECT_FIELDS, nfields);
 	return c->err;
 }
 
-/* KSYMS: [5, [[addr, name, module], ...]]. */
-int snapfile__decode_ksyms(struct mp_cur *c, uint32_t nfields, struct snapfile_ksyms *k,
-			   struct snapfile_arena *a)
+/* KSYMS "syms": [[SNAPFILE_KSYM_FIELDS], ...]; *out and *nout set only on success. */
+static void snapfile__ksym_list(struct mp_cur *c, const struct ksym **out,
+				uint32_t *nout, struct snapfile_arena *a)
 {
 	struct ksym *syms = NULL;
 	uint32_t n, i;
 
-	memset(k, 0, sizeof(*k));
-	if (snapfile__need(c, nfields, 1) || mp_cur__array(c, &n))
-		return c->err;
+	if (mp_cur__array(c, &n))
+		return;
 	/* An entry takes at least 4 bytes: bounds the allocation by the payload. */
-	if (n > (uint32_t)((c->end - c->p) / 4))
-		return mp_cur__fail(c, "symbol count larger than the record");
+	if (n > (uint32_t)((c->end - c->p) / 4)) {
+		mp_cur__fail(c, "symbol count larger than the record");
+		return;
+	}
 	if (n) {
 		syms = snapfile_arena__alloc(a, (size_t)n * sizeof(*syms));
 		if (!syms) {
 			snapfile__nomem(c);
-			return c->err;
+			return;
 		}
 	}
 	for (i = 0; i < n && !c->err; i++) {
+		struct ksym *r = &syms[i];
 		uint32_t nf;
 
-		if (mp_cur__array(c, &nf) || snapfile__need(c, nf, 3))
+		if (mp_cur__array(c, &nf))
 			break;
-		mp_cur__uint(c, &syms[i].addr);
-		syms[i].name = snapfile__str(c, a);
-		syms[i].module = snapfile__str(c, a);
-		mp_cur__skip_n(c, nf - 3);
+		SR_ARRAY(SNAPFILE_KSYM_FIELDS, nf);
 	}
-	mp_cur__skip_n(c, nfields - 1);
 	if (!c->err) {
-		k->syms = syms;
-		k->n = n;
+		*out = syms;
+		*nout = n;
 	}
+}
+
+/* KSYMS: [5, SNAPFILE_KSYMS_FIELDS]. */
+int snapfile__decode_ksyms(struct mp_cur *c, uint32_t nfields, struct snapfile_ksyms *r,
+			   struct snapfile_arena *a)
+{
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_KSYMS_FIELDS, nfields);
 	return c->err;
 }
 
-/* STATS: [6, {name: u64, ...}]; values that are not unsigned integers are skipped. */
-int snapfile__decode_stats(struct mp_cur *c, uint32_t nfields, struct snapfile_stats *st,
-			   struct snapfile_arena *a)
+/* STATS counters: {name: u64, ...}; values that are not unsigned integers
+ * are skipped; *out and *nout set only on success. */
+static void snapfile__counters(struct mp_cur *c, const struct snapfile_stat **out,
+			       uint32_t *nout, struct snapfile_arena *a)
 {
 	struct snapfile_stat *v = NULL;
 	uint32_t n, i, used = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (snapfile__map_rec(c, nfields, &n))
-		return c->err;
+	if (mp_cur__map(c, &n))
+		return;
 	if (n) {
 		v = snapfile_arena__alloc(a, (size_t)n * sizeof(*v));
 		if (!v) {
 			snapfile__nomem(c);
-			return c->err;
+			return;
 		}
 	}
 	for (i = 0; i < n && !c->err; i++) {
@@ -612,33 +579,30 @@ int snapfile__decode_stats(struct mp_cur *c, uint32_t nfields, struct snapfile_s
 		mp_cur__uint(c, &v[used].value);
 		used++;
 	}
-	mp_cur__skip_n(c, nfields - 1);
 	if (!c->err) {
-		st->v = v;
-		st->n = used;
+		*out = v;
+		*nout = used;
 	}
+}
+
+/* STATS: [6, SNAPFILE_STATS_FIELDS]. */
+int snapfile__decode_stats(struct mp_cur *c, uint32_t nfields, struct snapfile_stats *r,
+			   struct snapfile_arena *a)
+{
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_STATS_FIELDS, nfields);
 	return c->err;
 }
 
-/* END: [7, {records}]. */
-int snapfile__decode_end(struct mp_cur *c, uint32_t nfields, struct snapfile_end *e)
+/* END: [7, {SNAPFILE_END_FIELDS}]; an END without its map is accepted. */
+int snapfile__decode_end(struct mp_cur *c, uint32_t nfields, struct snapfile_end *r)
 {
-	uint32_t n = 0, i;
+	uint32_t n = 0;
 
-	memset(e, 0, sizeof(*e));
+	memset(r, 0, sizeof(*r));
 	if (nfields && mp_cur__map(c, &n))
 		return c->err;
-	for (i = 0; i < n && !c->err; i++) {
-		const char *k;
-		uint32_t kl;
-
-		if (snapfile__key(c, &k, &kl))
-			break;
-		if (mp_key_is(k, kl, "records"))
-			mp_cur__uint(c, &e->records);
-		else
-			mp_cur__skip(c);
-	}
+	SR_MAP(SNAPFILE_END_FIELDS, n);
 	if (nfields)
 		mp_cur__skip_n(c, nfields - 1);
 	return c->err;

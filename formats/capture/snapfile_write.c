@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include <msgpack/pack.h>
 #include "formats/capture/snapfile_int.h"
+#include "formats/capture/snapfile_schema.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -154,24 +155,171 @@ static void snapfile_writer__key(struct snapfile_writer *w, const char *k)
 	msgpack_pack_str_with_body(&w->pk, k, strlen(k));
 }
 
-/* Pack key -> unsigned integer. */
-static void snapfile_writer__ku64(struct snapfile_writer *w, const char *k, uint64_t v)
-{
-	snapfile_writer__key(w, k);
-	msgpack_pack_uint64(&w->pk, v);
-}
-
-/* Pack key -> string. */
-static void snapfile_writer__kstr(struct snapfile_writer *w, const char *k, const char *s)
-{
-	snapfile_writer__key(w, k);
-	snapfile_writer__str(w, s);
-}
-
 /* Pack a NUL-padded comm (at most LJS_COMM_LEN - 1 bytes are meaningful). */
 static void snapfile_writer__comm(struct snapfile_writer *w, const char *comm)
 {
 	msgpack_pack_str_with_body(&w->pk, comm, strnlen(comm, LJS_COMM_LEN - 1));
+}
+
+/* -- Schema ----------------------------------------------------------------------- *
+ * Pack the fields of formats/capture/snapfile_schema.h: SW_<type>(member) packs one
+ * value of the struct `r` into the writer `w`; a pair member (elements,
+ * count) is taken apart by the SW_<type>_ that follows it. */
+
+static void snapfile_writer__regnames(struct snapfile_writer *w);
+static void snapfile_writer__regs(struct snapfile_writer *w, const struct ljs_regs *regs);
+static void snapfile_writer__maps(struct snapfile_writer *w, const struct procmap_desc *maps,
+				  uint32_t n);
+static void snapfile_writer__luajit(struct snapfile_writer *w, const struct snapfile_process *r);
+static void snapfile_writer__layout(struct snapfile_writer *w, const struct lj_layout *lay);
+static void snapfile_writer__strs(struct snapfile_writer *w, const char *const *v, uint32_t n);
+static void snapfile_writer__sections(struct snapfile_writer *w, const struct ljs_section *sec,
+				      uint32_t n);
+static void snapfile_writer__ksym_list(struct snapfile_writer *w, const struct ksym *syms,
+				       uint32_t n);
+static void snapfile_writer__counters(struct snapfile_writer *w, const struct snapfile_stat *v,
+				      uint32_t n);
+
+#define SW_u16(m)		msgpack_pack_uint16(&w->pk, r->m)
+#define SW_u32(m)		msgpack_pack_uint32(&w->pk, r->m)
+#define SW_u64(m)		msgpack_pack_uint64(&w->pk, r->m)
+#define SW_str(m)		snapfile_writer__str(w, r->m)
+#define SW_comm(m)		snapfile_writer__comm(w, r->m)
+#define SW_bin(m)		SW_bin_ m
+#define SW_bin_(d, n)		msgpack_pack_bin_with_body(&w->pk, r->d, r->n)
+#define SW_regnames(m)		snapfile_writer__regnames(w)
+#define SW_regs(m)		snapfile_writer__regs(w, &r->m)
+#define SW_maps(m)		SW_maps_ m
+#define SW_maps_(e, n)		snapfile_writer__maps(w, r->e, r->n)
+#define SW_lj(m)		snapfile_writer__luajit(w, r)
+#define SW_layout(m)		snapfile_writer__layout(w, &r->m)
+#define SW_prov(m)		SW_prov_ m
+#define SW_prov_(e, n)		snapfile_writer__strs(w, r->e, r->n)
+#define SW_sections(m)		SW_sections_ m
+#define SW_sections_(e, n)	snapfile_writer__sections(w, r->e, r->n)
+#define SW_ksyms(m)		SW_ksyms_ m
+#define SW_ksyms_(e, n)		snapfile_writer__ksym_list(w, r->e, r->n)
+#define SW_counters(m)		SW_counters_ m
+#define SW_counters_(e, n)	snapfile_writer__counters(w, r->e, r->n)
+
+/* An array record's field: its value.  A map's field: key and value, if cond. */
+#define SW_POS(key, m, type, cond)	SW_##type(m);
+#define SW_KEY(key, m, type, cond)	if (cond) { snapfile_writer__key(w, key); SW_##type(m); }
+
+/* A whole nested map or array of the struct `r`. */
+#define SW_MAP(LIST)	do { msgpack_pack_map(&w->pk, SNAPFILE_NFIELDS_OF(LIST)); LIST(SW_KEY) } while (0)
+#define SW_ARRAY(LIST)	do { msgpack_pack_array(&w->pk, SNAPFILE_NFIELDS(LIST)); LIST(SW_POS) } while (0)
+
+/* HEADER "regs": this build's register names, in snapfile__regs order. */
+static void snapfile_writer__regnames(struct snapfile_writer *w)
+{
+	size_t i;
+
+	msgpack_pack_array(&w->pk, snapfile__nregs);
+	for (i = 0; i < snapfile__nregs; i++)
+		snapfile_writer__str(w, snapfile__regs[i].name);
+}
+
+/* SAMPLE regs: u64 LE each, in the header's "regs" order. */
+static void snapfile_writer__regs(struct snapfile_writer *w, const struct ljs_regs *regs)
+{
+	uint8_t b[SNAPFILE_REGS_MAX * 8];
+	size_t i;
+
+	for (i = 0; i < snapfile__nregs; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)regs + snapfile__regs[i].offset, 8);
+		v = htole64(v);
+		memcpy(b + 8 * i, &v, 8);
+	}
+	msgpack_pack_bin_with_body(&w->pk, b, 8 * snapfile__nregs);
+}
+
+/* PROCESS "maps": [[start, end, offset, prot, path, build_id], ...]. */
+static void snapfile_writer__maps(struct snapfile_writer *w, const struct procmap_desc *maps,
+				  uint32_t n)
+{
+	uint32_t i;
+
+	msgpack_pack_array(&w->pk, n);
+	for (i = 0; i < n; i++) {
+		const struct procmap_desc *r = &maps[i];
+
+		SW_ARRAY(SNAPFILE_MAPPING_FIELDS);
+	}
+}
+
+/* PROCESS "lj": {layout, build, prov, vm_lo, vm_hi, g}. */
+static void snapfile_writer__luajit(struct snapfile_writer *w, const struct snapfile_process *r)
+{
+	SW_MAP(SNAPFILE_LUAJIT_FIELDS);
+}
+
+/* "layout": {name: int32} for every lj_layout__fields entry. */
+static void snapfile_writer__layout(struct snapfile_writer *w, const struct lj_layout *lay)
+{
+	size_t i;
+
+	msgpack_pack_map(&w->pk, lj_layout__nfields);
+	for (i = 0; i < lj_layout__nfields; i++) {
+		int32_t v;
+
+		memcpy(&v, (const char *)lay + lj_layout__fields[i].offset, sizeof(v));
+		snapfile_writer__key(w, lj_layout__fields[i].name);
+		msgpack_pack_int32(&w->pk, v);
+	}
+}
+
+/* An array of strings ("prov"). */
+static void snapfile_writer__strs(struct snapfile_writer *w, const char *const *v, uint32_t n)
+{
+	uint32_t i;
+
+	msgpack_pack_array(&w->pk, n);
+	for (i = 0; i < n; i++)
+		snapfile_writer__str(w, v[i]);
+}
+
+/* SAMPLE "sections": [[kind, status, addr, want, aux, bytes], ...]. */
+static void snapfile_writer__sections(struct snapfile_writer *w, const struct ljs_section *sec,
+				      uint32_t n)
+{
+	uint32_t i;
+
+	msgpack_pack_array(&w->pk, n);
+	for (i = 0; i < n; i++) {
+		const struct ljs_section *r = &sec[i];
+
+		SW_ARRAY(SNAPFILE_SECTION_FIELDS);
+	}
+}
+
+/* KSYMS "syms": [[addr, name, module], ...]. */
+static void snapfile_writer__ksym_list(struct snapfile_writer *w, const struct ksym *syms,
+				       uint32_t n)
+{
+	uint32_t i;
+
+	msgpack_pack_array(&w->pk, n);
+	for (i = 0; i < n; i++) {
+		const struct ksym *r = &syms[i];
+
+		SW_ARRAY(SNAPFILE_KSYM_FIELDS);
+	}
+}
+
+/* STATS counters: {name: value, ...}. */
+static void snapfile_writer__counters(struct snapfile_writer *w, const struct snapfile_stat *v,
+				      uint32_t n)
+{
+	uint32_t i;
+
+	msgpack_pack_map(&w->pk, n);
+	for (i = 0; i < n; i++) {
+		snapfile_writer__key(w, v[i].name);
+		msgpack_pack_uint64(&w->pk, v[i].value);
+	}
 }
 
 /* -- Records -------------------------------------------------------------------- */
@@ -179,196 +327,100 @@ static void snapfile_writer__comm(struct snapfile_writer *w, const char *comm)
 /* HEADER: [1, {...}]; NULL strings and a zero clock are filled in here. */
 static int snapfile_writer__header(struct snapfile_writer *w, const struct snapfile_header *h)
 {
+	struct snapfile_header d = *h;
+	const struct snapfile_header *r = &d;
 	struct utsname u;
-	uint64_t mono = h->mono_ns, real = h->real_ns;
 	int have_uname = uname(&u) == 0;
-	size_t i;
 	int err;
 
-	if (!mono && !real)
-		snapfile__clock_ref(&mono, &real);
+	d.major = SNAPFILE_MAJOR;
+	d.minor = SNAPFILE_MINOR;
+	if (!d.ljsnap_version)
+		d.ljsnap_version = PACKAGE_VERSION;
+	if (!d.host)
+		d.host = have_uname ? u.nodename : "";
+	if (!d.kernel)
+		d.kernel = have_uname ? u.release : "";
+	if (!d.arch)
+		d.arch = have_uname ? u.machine : "";
+	if (!d.mono_ns && !d.real_ns)
+		snapfile__clock_ref(&d.mono_ns, &d.real_ns);
 	err = snapfile_writer__begin(w, SNAPFILE_REC_HEADER, 1);
 	if (err)
 		return err;
-	msgpack_pack_map(&w->pk, 14);
-	/* "major" is frozen: every version keeps it in the first record. */
-	snapfile_writer__ku64(w, "major", SNAPFILE_MAJOR);
-	snapfile_writer__ku64(w, "minor", SNAPFILE_MINOR);
-	snapfile_writer__kstr(w, "ljsnap", h->ljsnap_version ? h->ljsnap_version : PACKAGE_VERSION);
-	snapfile_writer__kstr(w, "host", h->host ? h->host : have_uname ? u.nodename : "");
-	snapfile_writer__kstr(w, "kernel", h->kernel ? h->kernel : have_uname ? u.release : "");
-	snapfile_writer__kstr(w, "arch", h->arch ? h->arch : have_uname ? u.machine : "");
-	snapfile_writer__ku64(w, "mono_ns", mono);
-	snapfile_writer__ku64(w, "real_ns", real);
-	snapfile_writer__ku64(w, "freq", h->freq_hz);
-	snapfile_writer__ku64(w, "stack", h->stack_bytes);
-	snapfile_writer__ku64(w, "lstack", h->lstack_bytes);
-	snapfile_writer__kstr(w, "target", h->target);
-	snapfile_writer__ku64(w, "features", h->features);
-	snapfile_writer__key(w, "regs");
-	msgpack_pack_array(&w->pk, snapfile__nregs);
-	for (i = 0; i < snapfile__nregs; i++)
-		snapfile_writer__str(w, snapfile__regs[i].name);
+	SW_MAP(SNAPFILE_HEADER_FIELDS);
 	return snapfile_writer__end(w);
 }
 
-/* Pack the LuaJIT part of a process: {"layout": {name: int}, ...}. */
-static void snapfile_writer__luajit(struct snapfile_writer *w, const struct snapfile_process *p)
-{
-	size_t i;
-
-	msgpack_pack_map(&w->pk, 6);
-	snapfile_writer__key(w, "layout");
-	msgpack_pack_map(&w->pk, lj_layout__nfields);
-	for (i = 0; i < lj_layout__nfields; i++) {
-		int32_t v;
-
-		memcpy(&v, (const char *)&p->layout + lj_layout__fields[i].offset, sizeof(v));
-		snapfile_writer__key(w, lj_layout__fields[i].name);
-		msgpack_pack_int32(&w->pk, v);
-	}
-	snapfile_writer__kstr(w, "build", p->lj_build);
-	snapfile_writer__key(w, "prov");
-	msgpack_pack_array(&w->pk, p->nprov);
-	for (i = 0; i < p->nprov; i++)
-		snapfile_writer__str(w, p->prov[i]);
-	snapfile_writer__ku64(w, "vm_lo", p->vm_lo);
-	snapfile_writer__ku64(w, "vm_hi", p->vm_hi);
-	snapfile_writer__ku64(w, "g", p->g);
-}
-
-/* PROCESS: [2, {"pid", "ppid", "comm", "exe", "cmdline", "start", "exited", "image", "maps",
- * "lj"?}]. */
-int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_process *p)
+/* PROCESS: [2, {SNAPFILE_PROCESS_FIELDS}]. */
+int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_process *r)
 {
 	uint32_t i;
 	int err;
 
-	if ((p->nmaps && !p->maps) || (p->has_luajit && p->nprov && !p->prov))
+	if ((r->nmaps && !r->maps) || (r->has_luajit && r->nprov && !r->prov))
 		return -EINVAL;
-	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].build_id_len && !p->maps[i].build_id)
+	for (i = 0; i < r->nmaps; i++)
+		if (r->maps[i].build_id_len && !r->maps[i].build_id)
 			return -EINVAL;
 	err = snapfile_writer__begin(w, SNAPFILE_REC_PROCESS, 1);
 	if (err)
 		return err;
-	msgpack_pack_map(&w->pk, p->has_luajit ? 10 : 9);
-	snapfile_writer__ku64(w, "pid", p->pid);
-	snapfile_writer__ku64(w, "ppid", p->ppid);
-	snapfile_writer__key(w, "comm");
-	snapfile_writer__comm(w, p->comm);
-	snapfile_writer__kstr(w, "exe", p->exe);
-	snapfile_writer__kstr(w, "cmdline", p->cmdline);
-	snapfile_writer__ku64(w, "start", p->start_ns);
-	snapfile_writer__ku64(w, "exited", p->exited_ns);
-	snapfile_writer__ku64(w, "image", p->image);
-	snapfile_writer__key(w, "maps");
-	msgpack_pack_array(&w->pk, p->nmaps);
-	for (i = 0; i < p->nmaps; i++) {
-		const struct procmap_desc *m = &p->maps[i];
-
-		msgpack_pack_array(&w->pk, 6);
-		msgpack_pack_uint64(&w->pk, m->start);
-		msgpack_pack_uint64(&w->pk, m->end);
-		msgpack_pack_uint64(&w->pk, m->offset);
-		msgpack_pack_uint32(&w->pk, m->prot);
-		snapfile_writer__str(w, m->path);
-		msgpack_pack_bin_with_body(&w->pk, m->build_id, m->build_id_len);
-	}
-	if (p->has_luajit) {
-		snapfile_writer__key(w, "lj");
-		snapfile_writer__luajit(w, p);
-	}
+	SW_MAP(SNAPFILE_PROCESS_FIELDS);
 	return snapfile_writer__end(w);
 }
 
-/* SAMPLE: [3, time, pid, tid, cpu, flags, comm, regs, g, cfg_gen, [[kind, status,
- * addr, want, aux, bytes], ...]]; regs = u64 LE each, in the header's "regs" order. */
-int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *s)
+/* SAMPLE: [3, SNAPFILE_SAMPLE_FIELDS]. */
+int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *r)
 {
-	uint8_t regs[SNAPFILE_REGS_MAX * 8];
 	uint32_t i;
 	int err;
 
-	if (s->nsec > LJS_SAMPLE_MAX_SECS)
+	if (r->nsec > LJS_SAMPLE_MAX_SECS)
 		return -EINVAL;
-	for (i = 0; i < s->nsec; i++)
-		if (s->sec[i].len && !s->sec[i].data)
+	for (i = 0; i < r->nsec; i++)
+		if (r->sec[i].len && !r->sec[i].data)
 			return -EINVAL;
-	err = snapfile_writer__begin(w, SNAPFILE_REC_SAMPLE, 10);
+	err = snapfile_writer__begin(w, SNAPFILE_REC_SAMPLE, SNAPFILE_NFIELDS(SNAPFILE_SAMPLE_FIELDS));
 	if (err)
 		return err;
-	msgpack_pack_uint64(&w->pk, s->time_ns);
-	msgpack_pack_uint32(&w->pk, s->pid);
-	msgpack_pack_uint32(&w->pk, s->tid);
-	msgpack_pack_uint32(&w->pk, s->cpu);
-	msgpack_pack_uint32(&w->pk, s->flags);
-	snapfile_writer__comm(w, s->comm);
-	for (i = 0; i < snapfile__nregs; i++) {
-		uint64_t v;
-
-		memcpy(&v, (const char *)&s->regs + snapfile__regs[i].offset, 8);
-		v = htole64(v);
-		memcpy(regs + 8 * i, &v, 8);
-	}
-	msgpack_pack_bin_with_body(&w->pk, regs, 8 * snapfile__nregs);
-	msgpack_pack_uint64(&w->pk, s->g);
-	msgpack_pack_uint32(&w->pk, s->cfg_gen);
-	msgpack_pack_array(&w->pk, s->nsec);
-	for (i = 0; i < s->nsec; i++) {
-		const struct ljs_section *sec = &s->sec[i];
-
-		msgpack_pack_array(&w->pk, 6);
-		msgpack_pack_uint16(&w->pk, sec->kind);
-		msgpack_pack_uint16(&w->pk, sec->status);
-		msgpack_pack_uint64(&w->pk, sec->addr);
-		msgpack_pack_uint32(&w->pk, sec->want);
-		msgpack_pack_uint32(&w->pk, sec->aux);
-		msgpack_pack_bin_with_body(&w->pk, sec->data, sec->len);
-	}
+	SNAPFILE_SAMPLE_FIELDS(SW_POS)
 	return snapfile_writer__end(w);
 }
 
-/* MEMORY: [4, pid, addr, bytes, first_ns, last_ns, gen]. */
-int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_memory *m)
+/* MEMORY: [4, SNAPFILE_MEMORY_FIELDS]. */
+int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_memory *r)
 {
 	int err;
 
-	if (m->len && !m->data)
+	if (r->len && !r->data)
 		return -EINVAL;
-	if (m->len > SNAPFILE_FRAME_MAX - 64)
+	if (r->len > SNAPFILE_FRAME_MAX - 64)
 		return -E2BIG;
-	err = snapfile_writer__begin(w, SNAPFILE_REC_MEMORY, 6);
+	err = snapfile_writer__begin(w, SNAPFILE_REC_MEMORY, SNAPFILE_NFIELDS(SNAPFILE_MEMORY_FIELDS));
 	if (err)
 		return err;
-	msgpack_pack_uint32(&w->pk, m->pid);
-	msgpack_pack_uint64(&w->pk, m->addr);
-	msgpack_pack_bin_with_body(&w->pk, m->data, m->len);
-	msgpack_pack_uint64(&w->pk, m->first_ns);
-	msgpack_pack_uint64(&w->pk, m->last_ns);
-	msgpack_pack_uint64(&w->pk, m->gen);
+	SNAPFILE_MEMORY_FIELDS(SW_POS)
 	return snapfile_writer__end(w);
 }
 
-/* OBJECT: [8, path, build_id, bytes]. */
-int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o)
+/* OBJECT: [8, SNAPFILE_OBJECT_FIELDS]. */
+int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *r)
 {
 	int err;
 
-	if (!o->path || (o->len && !o->data) || (o->build_id_len && !o->build_id))
+	if (!r->path || (r->len && !r->data) || (r->build_id_len && !r->build_id))
 		return -EINVAL;
-	if (o->len > SNAPFILE_FRAME_MAX - 256 - o->build_id_len - strlen(o->path))
+	if (r->len > SNAPFILE_FRAME_MAX - 256 - r->build_id_len - strlen(r->path))
 		return -E2BIG;
-	err = snapfile_writer__begin(w, SNAPFILE_REC_OBJECT, 3);
+	err = snapfile_writer__begin(w, SNAPFILE_REC_OBJECT, SNAPFILE_NFIELDS(SNAPFILE_OBJECT_FIELDS));
 	if (err)
 		return err;
-	snapfile_writer__str(w, o->path);
-	msgpack_pack_bin_with_body(&w->pk, o->build_id, o->build_id_len);
-	msgpack_pack_bin_with_body(&w->pk, o->data, o->len);
+	SNAPFILE_OBJECT_FIELDS(SW_POS)
 	return snapfile_writer__end(w);
 }
 
-/* KSYMS: [5, [[addr, name, module], ...]], SNAPFILE_KSYMS_PER_REC per record. */
+/* KSYMS: [5, SNAPFILE_KSYMS_FIELDS], SNAPFILE_KSYMS_PER_REC symbols per record. */
 int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, size_t n)
 {
 	size_t i, chunk;
@@ -377,54 +429,57 @@ int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, s
 	if (n && !syms)
 		return -EINVAL;
 	for (i = 0; i < n && !err; i += chunk) {
-		size_t j;
+		struct snapfile_ksyms k;
+		const struct snapfile_ksyms *r = &k;
 
 		chunk = n - i < SNAPFILE_KSYMS_PER_REC ? n - i : SNAPFILE_KSYMS_PER_REC;
-		err = snapfile_writer__begin(w, SNAPFILE_REC_KSYMS, 1);
+		k.n = (uint32_t)chunk;
+		k.syms = syms + i;
+		err = snapfile_writer__begin(w, SNAPFILE_REC_KSYMS,
+					     SNAPFILE_NFIELDS(SNAPFILE_KSYMS_FIELDS));
 		if (err)
 			break;
-		msgpack_pack_array(&w->pk, chunk);
-		for (j = i; j < i + chunk; j++) {
-			msgpack_pack_array(&w->pk, 3);
-			msgpack_pack_uint64(&w->pk, syms[j].addr);
-			snapfile_writer__str(w, syms[j].name);
-			snapfile_writer__str(w, syms[j].module);
-		}
+		SNAPFILE_KSYMS_FIELDS(SW_POS)
 		err = snapfile_writer__end(w);
 	}
 	return err;
 }
 
-/* STATS: [6, {name: value, ...}]. */
+/* STATS: [6, SNAPFILE_STATS_FIELDS]. */
 int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat *st, size_t n)
 {
+	struct snapfile_stats s;
+	const struct snapfile_stats *r = &s;
 	size_t i;
 	int err;
 
 	if (n && !st)
 		return -EINVAL;
+	/* More counters than a map header can count would not fit a frame anyway. */
+	if (n > UINT32_MAX)
+		return -E2BIG;
 	for (i = 0; i < n; i++)
 		if (!st[i].name)
 			return -EINVAL;
-	err = snapfile_writer__begin(w, SNAPFILE_REC_STATS, 1);
+	s.n = (uint32_t)n;
+	s.v = st;
+	err = snapfile_writer__begin(w, SNAPFILE_REC_STATS, SNAPFILE_NFIELDS(SNAPFILE_STATS_FIELDS));
 	if (err)
 		return err;
-	msgpack_pack_map(&w->pk, n);
-	for (i = 0; i < n; i++)
-		snapfile_writer__ku64(w, st[i].name, st[i].value);
+	SNAPFILE_STATS_FIELDS(SW_POS)
 	return snapfile_writer__end(w);
 }
 
-/* END: [7, {"records": frames before this one}]. */
+/* END: [7, {SNAPFILE_END_FIELDS}]; records = frames before this one. */
 static int snapfile_writer__end_rec(struct snapfile_writer *w)
 {
-	uint64_t n = w->records;
+	struct snapfile_end e = { w->records };
+	const struct snapfile_end *r = &e;
 	int err = snapfile_writer__begin(w, SNAPFILE_REC_END, 1);
 
 	if (err)
 		return err;
-	msgpack_pack_map(&w->pk, 1);
-	snapfile_writer__ku64(w, "records", n);
+	SW_MAP(SNAPFILE_END_FIELDS);
 	return snapfile_writer__end(w);
 }
 

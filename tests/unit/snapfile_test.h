@@ -69,4 +69,8 @@ void test_mpread(void);
 void test_versions(void);
 void test_forward_compat(void);
 
+/* test_snapfile_schema.c: every field of every record kind, and known bytes. */
+void test_known_bytes(void);
+void test_schema_fields(void);
+
 #endif /* LJSNAP_TEST_SNAPFILE_H */

@@ -717,6 +717,8 @@ int main(void)
 	fixture_init();
 	test_mpread();
 	test_roundtrip();
+	test_known_bytes();
+	test_schema_fields();
 	test_skip_kinds();
 	test_mode();
 	test_truncation();
