@@ -21,6 +21,7 @@
 #include "symtab/ksyms.h"
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
+#include "symtab/vec.h"
 #include "unwind/native.h"
 
 struct rstack {
@@ -112,18 +113,12 @@ const struct rstack_stats *rstack__stats(const struct rstack *r)
 static int put(struct rstack *r, struct agg *agg, const char *name, size_t len, enum agg_cls cls)
 {
 	long id = agg__frame(agg, name, len, cls);
+	int err;
 
 	if (id < 0)
 		return (int)id;
-	if (r->nids == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		uint32_t *nv = realloc(r->ids, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->ids = nv;
-		r->cap = ncap;
-	}
+	if ((err = VEC_GROW(r->ids, &r->cap, r->nids + 1)) != 0)
+		return err;
 	r->ids[r->nids++] = (uint32_t)id;
 	r->last_native = cls == AGG_NATIVE || cls == AGG_KERNEL;
 	return 0;
