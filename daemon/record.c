@@ -17,6 +17,7 @@
 #include "formats/capture/harvest.h"
 #include "unwind/detect/ljdetect.h"
 #include "symtab/ksyms.h"
+#include "symtab/vec.h"
 #include "daemon/record.h"
 #include "unwind/sample.h"
 

@@ -21,6 +21,7 @@ struct ljs_sample;
 struct record_opts {
 	uint32_t *pids;		/* -p */
 	int npids;
+	size_t pidcap;
 	int all;		/* -a */
 	uint32_t freq;		/* -F */
 	double duration;	/* -d, 0 = until Ctrl-C or the command exits */

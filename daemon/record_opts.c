@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon/record.h"
+#include "symtab/vec.h"
 #include "unwind/sample.h"
 
 /* Print the usage of `record`. */
@@ -70,18 +71,13 @@ static int parse_pids(struct record_opts *o, const char *arg)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		long v = strtol(tok, &end, 10);
-		uint32_t *np;
 
 		if (*end || v <= 0 || v > 0x7fffffff) {
 			err = -EINVAL;
 			goto out;
 		}
-		np = realloc(o->pids, (o->npids + 1) * sizeof(*np));
-		if (!np) {
-			err = -ENOMEM;
+		if ((err = VEC_GROW(o->pids, &o->pidcap, (size_t)o->npids + 1)) != 0)
 			goto out;
-		}
-		o->pids = np;
 		o->pids[o->npids++] = (uint32_t)v;
 	}
 out:

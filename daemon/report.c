@@ -470,11 +470,11 @@ static int describe(struct walkctx *c, struct notes *nt)
 
 	if (!procs)
 		return -ENOMEM;
-	for (i = 0; i < c->pt->cap; i++) {
+	for (i = 0; i < c->pt->n; i++) {
 		const struct rproc *p = &c->pt->v[i];
 		const struct rdesc *d = rproc__last(p);
 
-		if (!p->used || !p->samples)
+		if (!p->samples)
 			continue;
 		procs[n].pid = p->pid;
 		procs[n].comm = d && d->comm[0] ? d->comm : p->comm;
@@ -537,8 +537,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (load(o.file, &pt, c.rs, mt, &nt, &lost))
 		goto out;
-	for (i = 0; i < pt.cap && memtable__count(mt) == 0; i++)
-		if (pt.v[i].used && rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
+	for (i = 0; i < pt.n && memtable__count(mt) == 0; i++)
+		if (rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
 			notes__add(&nt, "the file holds no harvested memory: Lua frames beyond the "
 				   "sampled windows cannot be named (record with a newer ljsnap)");
 			break;

@@ -7,39 +7,26 @@
 #include <string.h>
 
 #include "daemon/report_proc.h"
+#include "symtab/vec.h"
 #include "unwind/pipeline.h"
 
 /* The entry of pid; see report_proc.h. */
 struct rproc *ptab__get(struct ptab *pt, uint32_t pid)
 {
-	size_t i, mask;
+	struct rproc *p;
+	uint64_t *idx;
+	int found;
 
-	if ((pt->n + 1) * 2 > pt->cap) {
-		size_t ncap = pt->cap ? pt->cap * 2 : 64, k;
-		struct rproc *nv = calloc(ncap, sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		for (k = 0; k < pt->cap; k++) {
-			if (!pt->v[k].used)
-				continue;
-			for (i = (pt->v[k].pid * 2654435761u) & (ncap - 1); nv[i].used;
-			     i = (i + 1) & (ncap - 1))
-				;
-			nv[i] = pt->v[k];
-		}
-		free(pt->v);
-		pt->v = nv;
-		pt->cap = ncap;
-	}
-	mask = pt->cap - 1;
-	for (i = (pid * 2654435761u) & mask; pt->v[i].used; i = (i + 1) & mask)
-		if (pt->v[i].pid == pid)
-			return &pt->v[i];
-	pt->v[i].used = 1;
-	pt->v[i].pid = pid;
-	pt->n++;
-	return &pt->v[i];
+	if (VEC_GROW(pt->v, &pt->cap, pt->n + 1) != 0 ||
+	    (found = intmap__slot(&pt->bypid, pid, &idx)) < 0)
+		return NULL;
+	if (found)
+		return &pt->v[*idx];
+	*idx = pt->n;
+	p = &pt->v[pt->n++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
 }
 
 /* Free what a description holds. */
@@ -76,11 +63,8 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 	}
 	d = p->nd ? &p->d[p->nd - 1] : NULL;
 	if (!d || d->image != sp->image) {
-		struct rdesc *nv = realloc(p->d, (p->nd + 1) * sizeof(*nv));
-
-		if (!nv)
+		if (VEC_GROW(p->d, &p->dcap, p->nd + 1) != 0)
 			goto nomem;
-		p->d = nv;
 		d = &p->d[p->nd++];
 		memset(d, 0, sizeof(*d));
 		d->image = sp->image;
@@ -107,12 +91,13 @@ void ptab__exit(struct ptab *pt)
 {
 	size_t i, k;
 
-	for (i = 0; i < pt->cap; i++) {
+	for (i = 0; i < pt->n; i++) {
 		for (k = 0; k < pt->v[i].nd; k++)
 			rdesc__exit(&pt->v[i].d[k]);
 		free(pt->v[i].d);
 	}
 	free(pt->v);
+	intmap__exit(&pt->bypid);
 	memset(pt, 0, sizeof(*pt));
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "bpf/ljsnap.h"
 #include "formats/capture/snapfile.h"
+#include "symtab/intmap.h"
 #include "unwind/ljlayout.h"
 #include "unwind/proc.h"
 
@@ -31,19 +32,20 @@ struct rdesc {
 
 struct rproc {
 	uint32_t pid;
-	int used;
 	char comm[LJS_COMM_LEN];	/* when never described: exit note or sample */
 	uint64_t samples;
 	struct rdesc *d;		/* by image, in file order */
-	size_t nd, cur;			/* cur: image of the last sample looked up */
+	size_t nd, dcap, cur;		/* cur: image of the last sample looked up */
 };
 
 struct ptab {
-	struct rproc *v;
-	size_t n, cap;			/* cap: power of two */
+	struct rproc *v;		/* in the order first seen */
+	size_t n, cap;
+	struct intmap bypid;		/* pid -> index into v */
 };
 
-/* The entry of pid (created when missing); NULL when out of memory. */
+/* The entry of pid (created when missing); NULL when out of memory.  It
+ * stays where it is until the next entry is created. */
 struct rproc *ptab__get(struct ptab *pt, uint32_t pid);
 
 /* Take a PROCESS record found at file offset: it replaces the description

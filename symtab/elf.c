@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "symtab/elf.h"
+#include "symtab/vec.h"
 
 #define ELF_FILE_MAX_SEGS	256	/* PT_LOAD headers kept (real files have < 10) */
 #define ELF_FILE_MAX_BUILD_ID	64
@@ -508,6 +509,7 @@ static int elf_file__add_symtab(struct elf_file *ef, Elf_Scn *scn, const GElf_Sh
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t entsize = gelf_fsize(ef->elf, ELF_T_SYM, 1, EV_CURRENT);
 	size_t n, i;
+	int err;
 
 	if (!d || !d->d_buf || entsize == 0)
 		return -EIO;
@@ -525,15 +527,8 @@ static int elf_file__add_symtab(struct elf_file *ef, Elf_Scn *scn, const GElf_Sh
 		name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (ef->nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 1024;
-			struct elf_symbol *ns = realloc(ef->syms, ncap * sizeof(*ns));
-
-			if (!ns)
-				return -ENOMEM;
-			ef->syms = ns;
-			*cap = ncap;
-		}
+		if ((err = VEC_GROW(ef->syms, cap, ef->nsyms + 1)) != 0)
+			return err;
 		o = &ef->syms[ef->nsyms++];
 		o->name = name;
 		o->value = s.st_value;

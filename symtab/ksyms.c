@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/intmap.h"
 #include "symtab/ksyms.h"
+#include "symtab/vec.h"
 
 #define KSYMS_CHUNK	(256 * 1024)	/* string arena chunk */
 #define KSYMS_LINE_MAX	1024
@@ -90,18 +92,12 @@ void ksyms__delete(struct ksyms *k)
 int ksyms__add(struct ksyms *k, uint64_t addr, const char *name, const char *module, int global)
 {
 	struct ksym_ent *e;
+	int err;
 
 	if (!k || !name)
 		return -EINVAL;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 4096;
-		struct ksym_ent *v = realloc(k->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		k->v = v;
-		k->cap = cap;
-	}
+	if ((err = VEC_GROW(k->v, &k->cap, k->n + 1)) != 0)
+		return err;
 	e = &k->v[k->n];
 	e->s.addr = addr;
 	e->s.name = ksyms__strdup(k, name);
@@ -329,10 +325,9 @@ int ksyms__select(const struct ksyms *k, const uint64_t *ips, size_t n, struct k
 /* -- The set of ips --------------------------------------------------------------- */
 
 struct ksym_ipset {
-	uint64_t *vals;
+	uint64_t *vals;		/* in the order they came */
 	size_t n, cap;
-	uint32_t *slots;	/* index + 1 into vals, 0 = empty */
-	size_t nslots;		/* power of two, > 2 * n */
+	struct intmap seen;	/* the same ips (values unused) */
 };
 
 /* An empty set. */
@@ -347,63 +342,26 @@ void ksym_ipset__delete(struct ksym_ipset *s)
 	if (!s)
 		return;
 	free(s->vals);
-	free(s->slots);
+	intmap__exit(&s->seen);
 	free(s);
-}
-
-/* Slot of an ip. */
-static size_t ksym_ipset__hash(uint64_t ip, size_t nslots)
-{
-	ip *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(ip ^ (ip >> 31)) & (nslots - 1);
-}
-
-/* Rebuild the slot table with twice the room. */
-static int ksym_ipset__grow(struct ksym_ipset *s)
-{
-	size_t nslots = s->nslots ? 2 * s->nslots : 1024, i, h;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < s->n; i++) {
-		for (h = ksym_ipset__hash(s->vals[i], nslots); slots[h]; h = (h + 1) & (nslots - 1))
-			;
-		slots[h] = (uint32_t)(i + 1);
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->nslots = nslots;
-	return 0;
 }
 
 /* Add one ip. */
 int ksym_ipset__add(struct ksym_ipset *s, uint64_t ip)
 {
-	size_t h;
+	uint64_t *unused;
+	int err;
 
 	if (!s)
 		return -EINVAL;
 	if (!ip)
 		return 0;
-	if (2 * (s->n + 1) > s->nslots && ksym_ipset__grow(s) != 0)
-		return -ENOMEM;
-	for (h = ksym_ipset__hash(ip, s->nslots); s->slots[h]; h = (h + 1) & (s->nslots - 1))
-		if (s->vals[s->slots[h] - 1] == ip)
-			return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 512;
-		uint64_t *v = realloc(s->vals, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->vals = v;
-		s->cap = cap;
-	}
-	if (s->n >= UINT32_MAX - 1)
-		return -ENOMEM;
+	/* Room first, so that an ip in the set is always in vals too. */
+	if ((err = VEC_GROW(s->vals, &s->cap, s->n + 1)) != 0)
+		return err;
+	if ((err = intmap__slot(&s->seen, ip, &unused)) != 0)
+		return err < 0 ? err : 0;
 	s->vals[s->n++] = ip;
-	s->slots[h] = (uint32_t)s->n;
 	return 0;
 }
 

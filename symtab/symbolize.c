@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "symtab/elf.h"
+#include "symtab/intmap.h"
 #include "symtab/symbolize.h"
 
 #ifndef DMGL_PARAMS
@@ -31,18 +32,7 @@ struct sym_obj {
 	int bfd_state;		/* 0 not tried, 1 open, -1 none */
 	asection **secs;	/* allocated sections of abfd */
 	size_t nsecs;
-};
-
-/* Open-addressing table: (key pointer, address) -> value. */
-struct sym_slot {
-	const void *k;
-	uint64_t a;
-	void *v;
-};
-
-struct sym_table {
-	struct sym_slot *v;
-	size_t n, cap;		/* cap is a power of two */
+	struct intmap cache;	/* vaddr -> struct sym_info * */
 };
 
 struct sym_chunk {
@@ -53,8 +43,7 @@ struct sym_chunk {
 
 struct symbolizer {
 	struct symbolizer_opts opts;
-	struct sym_table objs;		/* objfile -> struct sym_obj */
-	struct sym_table cache;		/* (objfile, vaddr) -> struct sym_info */
+	struct intmap objs;		/* struct objfile * -> struct sym_obj * */
 	struct sym_chunk *arena;
 	struct sym_info scratch;
 	struct symbolizer_stats st;
@@ -108,57 +97,6 @@ static const char *sym__strdup(struct symbolizer *s, const char *str)
 	if (p)
 		memcpy(p, str, n);
 	return p;
-}
-
-/* Slot index of a key. */
-static size_t sym_table__hash(const void *k, uint64_t a, size_t cap)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) ^ (a * 0xc2b2ae3d27d4eb4full);
-
-	h ^= h >> 29;
-	return (size_t)h & (cap - 1);
-}
-
-/* Value of a key, or NULL. */
-static void *sym_table__get(const struct sym_table *t, const void *k, uint64_t a)
-{
-	size_t i, n;
-
-	if (!t->cap)
-		return NULL;
-	for (i = sym_table__hash(k, a, t->cap), n = 0; n < t->cap; i = (i + 1) & (t->cap - 1), n++) {
-		if (!t->v[i].k)
-			return NULL;
-		if (t->v[i].k == k && t->v[i].a == a)
-			return t->v[i].v;
-	}
-	return NULL;
-}
-
-/* Insert a key that is not there yet.  0 or -ENOMEM. */
-static int sym_table__put(struct sym_table *t, const void *k, uint64_t a, void *v)
-{
-	size_t i;
-
-	if (2 * (t->n + 1) > t->cap) {
-		struct sym_table nt = { NULL, 0, t->cap ? 2 * t->cap : 256 };
-
-		nt.v = calloc(nt.cap, sizeof(*nt.v));
-		if (!nt.v)
-			return -ENOMEM;
-		for (i = 0; i < t->cap; i++)
-			if (t->v[i].k)
-				sym_table__put(&nt, t->v[i].k, t->v[i].a, t->v[i].v);
-		free(t->v);
-		*t = nt;
-	}
-	for (i = sym_table__hash(k, a, t->cap); t->v[i].k; i = (i + 1) & (t->cap - 1))
-		;
-	t->v[i].k = k;
-	t->v[i].a = a;
-	t->v[i].v = v;
-	t->n++;
-	return 0;
 }
 
 /* -- libbfd ---------------------------------------------------------------- */
@@ -253,18 +191,21 @@ static struct elf_file *sym_obj__dbg(struct sym_obj *so)
 /* Per-object state, created on first use. */
 static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
 {
-	struct sym_obj *so = sym_table__get(&s->objs, obj, 0);
+	uint64_t *v;
+	struct sym_obj *so;
+	int found = intmap__slot(&s->objs, (uintptr_t)obj, &v);
 
-	if (so)
-		return so;
-	so = calloc(1, sizeof(*so));
-	if (!so)
+	if (found < 0)
 		return NULL;
-	so->obj = obj;
-	if (sym_table__put(&s->objs, obj, 0, so) != 0) {
-		free(so);
+	if (found)
+		return (struct sym_obj *)(uintptr_t)*v;
+	so = calloc(1, sizeof(*so));
+	if (!so) {
+		intmap__del(&s->objs, (uintptr_t)obj);
 		return NULL;
 	}
+	so->obj = obj;
+	*v = (uintptr_t)so;
 	s->st.objects++;
 	return so;
 }
@@ -276,6 +217,7 @@ static void sym_obj__delete(struct sym_obj *so)
 		bfd_close(so->abfd);
 	elf_file__delete(so->dbg);
 	free(so->secs);
+	intmap__exit(&so->cache);
 	free(so);
 }
 
@@ -390,15 +332,19 @@ static int sym__resolve(struct symbolizer *s, struct objfile *obj, uint64_t vadd
 int symbolizer__obj(struct symbolizer *s, struct objfile *obj, uint64_t vaddr,
 		    const struct sym_info **out)
 {
+	struct sym_obj *so;
 	struct sym_info *si;
+	uint64_t v;
 	int err;
 
 	if (!s || !obj || !out)
 		return -EINVAL;
 	s->st.lookups++;
 	obj->hits++;
-	si = sym_table__get(&s->cache, obj, vaddr);
-	if (si) {
+	if (!(so = sym__obj(s, obj)))
+		return -ENOMEM;
+	if (intmap__get(&so->cache, vaddr, &v)) {
+		si = (struct sym_info *)(uintptr_t)v;
 		s->st.cache_hits++;
 		s->st.status[si->status]++;
 		*out = si;
@@ -411,7 +357,7 @@ int symbolizer__obj(struct symbolizer *s, struct objfile *obj, uint64_t vaddr,
 	err = sym__resolve(s, obj, vaddr, si);
 	if (err)
 		return err;
-	err = sym_table__put(&s->cache, obj, vaddr, si);
+	err = intmap__put(&so->cache, vaddr, (uintptr_t)si);
 	if (err)
 		return err;
 	s->st.status[si->status]++;
@@ -498,15 +444,14 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
 /* Free a symbolizer, its caches and the bfds it opened. */
 void symbolizer__delete(struct symbolizer *s)
 {
-	size_t i;
+	size_t it = 0;
+	uint64_t v;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->objs.cap; i++)
-		if (s->objs.v[i].k)
-			sym_obj__delete(s->objs.v[i].v);
-	free(s->objs.v);
-	free(s->cache.v);
+	while (intmap__next(&s->objs, &it, NULL, &v))
+		sym_obj__delete((struct sym_obj *)(uintptr_t)v);
+	intmap__exit(&s->objs);
 	while (s->arena) {
 		struct sym_chunk *c = s->arena;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/ljtrace.h"
 
 #define IRINS		8u		/* sizeof(IRIns) */
@@ -176,15 +177,7 @@ static int buf__read(struct ljt *t, struct ljt_buf *b, uint64_t off, void *dst, 
 	if (b->state == 0) {
 		b->state = 2;
 		if (b->len && b->len <= LJT_WHOLE_MAX) {
-			if (b->cap < b->len) {
-				uint8_t *nd = realloc(b->data, (size_t)b->len);
-
-				if (nd) {
-					b->data = nd;
-					b->cap = (size_t)b->len;
-				}
-			}
-			if (b->cap >= b->len &&
+			if (vec__grow(&b->data, &b->cap, 1, (size_t)b->len) == 0 &&
 			    memsrc__read(t->ms, b->addr, b->data, (size_t)b->len) == 0)
 				b->state = 1;
 		}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/ljwalk_int.h"
 
 #define STACKSIZE_MAX	(1u << 17)	/* slots; LuaJIT stops at ~65500 + extra */
@@ -37,16 +38,9 @@ struct ljw_frame *ljw__frame_push(struct ljw *w)
 {
 	struct ljw_frame *f;
 
-	if (w->nframes == w->capframes) {
-		size_t ncap = w->capframes ? w->capframes * 2 : 64;
-		struct ljw_frame *nf = realloc(w->frames, ncap * sizeof(*nf));
-
-		if (!nf) {
-			w->nomem = 1;
-			return NULL;
-		}
-		w->frames = nf;
-		w->capframes = ncap;
+	if (VEC_GROW(w->frames, &w->capframes, w->nframes + 1) != 0) {
+		w->nomem = 1;
+		return NULL;
 	}
 	f = &w->frames[w->nframes++];
 	memset(f, 0, sizeof(*f));
@@ -691,7 +685,7 @@ void ljw__delete(struct ljw *w)
 	}
 	free(w->frames);
 	free(w->protos);
-	free(w->hash);
+	intmap__exit(&w->byaddr);
 	ljt__exit(&w->tr);
 	free(w->snap);
 	free(w->inl);

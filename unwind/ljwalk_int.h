@@ -12,6 +12,7 @@
 #ifndef LJSNAP_LJWALK_INT_H
 #define LJSNAP_LJWALK_INT_H
 
+#include "symtab/intmap.h"
 #include "unwind/ljdecode.h"
 #include "unwind/ljtrace.h"
 #include "unwind/ljwalk.h"
@@ -60,11 +61,10 @@ struct ljw {
 	struct ljw_frame *frames;
 	size_t nframes, capframes;
 	struct ljw_blk *blk;	/* arena blocks, reused across walks */
-	/* per-walk prototype cache: open addressing over protos[] indices */
+	/* per-walk prototype cache */
 	struct ljw_proto *protos;
 	size_t nprotos, capprotos;
-	uint32_t *hash;		/* index + 1, 0 = empty */
-	size_t hashcap;		/* power of two */
+	struct intmap byaddr;	/* prototype address -> index into protos[] */
 	int nomem;
 	/* per-walk context */
 	struct ljd d;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/ljwalk_int.h"
 
 #define ARENA_BLK	(64 * 1024)
@@ -85,37 +86,7 @@ const char *ljw__strndup(struct ljw *w, const char *s, size_t n)
 void ljw__protos_reset(struct ljw *w)
 {
 	w->nprotos = 0;
-	if (w->hash)
-		memset(w->hash, 0, w->hashcap * sizeof(*w->hash));
-}
-
-/* Hash a prototype address. */
-static size_t proto__hash(uint64_t pt)
-{
-	pt ^= pt >> 29;
-	pt *= UINT64_C(0x9e3779b97f4a7c15);
-	return (size_t)(pt >> 17);
-}
-
-/* Grow the hash table to twice the entries; 0 or -ENOMEM. */
-static int protos__grow(struct ljw *w)
-{
-	size_t ncap = w->hashcap ? w->hashcap * 2 : 256, i;
-	uint32_t *nh = calloc(ncap, sizeof(*nh));
-
-	if (!nh)
-		return -ENOMEM;
-	for (i = 0; i < w->nprotos; i++) {
-		size_t h = proto__hash(w->protos[i].pt) & (ncap - 1);
-
-		while (nh[h])
-			h = (h + 1) & (ncap - 1);
-		nh[h] = (uint32_t)(i + 1);
-	}
-	free(w->hash);
-	w->hash = nh;
-	w->hashcap = ncap;
-	return 0;
+	intmap__clear(&w->byaddr);
 }
 
 /* Read a GCstr: len bytes at str + str_size, at most cap, into the arena.
@@ -217,35 +188,21 @@ static void proto__load(struct ljw *w, struct ljw_proto *p)
 struct ljw_proto *ljw__proto(struct ljw *w, uint64_t pt)
 {
 	struct ljw_proto *p;
-	size_t h;
+	uint64_t *idx;
+	int found = intmap__slot(&w->byaddr, pt, &idx);
 
-	if (w->hashcap) {
-		h = proto__hash(pt) & (w->hashcap - 1);
-		while (w->hash[h]) {
-			p = &w->protos[w->hash[h] - 1];
-			if (p->pt == pt)
-				return p;
-			h = (h + 1) & (w->hashcap - 1);
-		}
-	}
-	if (w->nprotos == w->capprotos) {
-		size_t ncap = w->capprotos ? w->capprotos * 2 : 64;
-		struct ljw_proto *np = realloc(w->protos, ncap * sizeof(*np));
-
-		if (!np || ncap > UINT32_MAX - 1)
-			goto nomem;
-		w->protos = np;
-		w->capprotos = ncap;
-	}
-	if ((w->nprotos + 1) * 2 > w->hashcap && protos__grow(w))
+	if (found < 0)
 		goto nomem;
-	p = &w->protos[w->nprotos];
+	if (found)
+		return &w->protos[*idx];
+	if (VEC_GROW(w->protos, &w->capprotos, w->nprotos + 1) != 0) {
+		intmap__del(&w->byaddr, pt);
+		goto nomem;
+	}
+	*idx = w->nprotos;
+	p = &w->protos[w->nprotos++];
 	memset(p, 0, sizeof(*p));
 	p->pt = pt;
-	h = proto__hash(pt) & (w->hashcap - 1);
-	while (w->hash[h])
-		h = (h + 1) & (w->hashcap - 1);
-	w->hash[h] = (uint32_t)(++w->nprotos);
 	proto__load(w, p);
 	return p;
 nomem:

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/intmap.h"
+#include "symtab/vec.h"
 #include "unwind/memtable.h"
 
 #define MT_BLK_SIZE	(1u << 20)	/* arena block */
@@ -57,10 +59,7 @@ struct mt_blk {
 struct memtable {
 	struct mt_ent *ents;
 	size_t n, cap;
-	struct mt_pid **pids;
-	size_t npids, pcap;
-	uint32_t *phash;		/* open addressing: pids index + 1, 0 = empty */
-	size_t phcap;			/* power of two */
+	struct intmap pids;		/* pid -> struct mt_pid * */
 	struct mt_blk *blk;
 	uint64_t bytes;
 	uint32_t *tmp;			/* merge buffer */
@@ -80,25 +79,27 @@ struct memtable *memtable__new(void)
 void memtable__delete(struct memtable *t)
 {
 	struct mt_blk *b, *nb;
-	size_t i;
+	size_t i, it = 0;
+	uint64_t v;
 
 	if (!t)
 		return;
 	for (i = 0; i < t->n; i++)
 		if (t->ents[i].owned)
 			free((void *)t->ents[i].e.data);
-	for (i = 0; i < t->npids; i++) {
-		free(t->pids[i]->idx);
-		free(t->pids[i]->first);
-		free(t->pids[i]->runs);
-		free(t->pids[i]);
+	while (intmap__next(&t->pids, &it, NULL, &v)) {
+		struct mt_pid *p = (struct mt_pid *)(uintptr_t)v;
+
+		free(p->idx);
+		free(p->first);
+		free(p->runs);
+		free(p);
 	}
 	for (b = t->blk; b; b = nb) {
 		nb = b->next;
 		free(b);
 	}
-	free(t->pids);
-	free(t->phash);
+	intmap__exit(&t->pids);
 	free(t->ents);
 	free(t->tmp);
 	free(t);
@@ -138,80 +139,32 @@ static uint8_t *mt__copy(struct memtable *t, const uint8_t *src, size_t len, uin
 
 /* -- Pids ------------------------------------------------------------------ */
 
-/* Hash slot of a pid. */
-static size_t pid__slot(uint32_t pid, size_t cap)
-{
-	return (size_t)((pid * 2654435761u) & (cap - 1));
-}
-
 /* The per-pid index of pid, or NULL. */
 static struct mt_pid *pid__find(const struct memtable *t, uint32_t pid)
 {
-	size_t i, n;
+	uint64_t v;
 
-	if (!t->phcap)
-		return NULL;
-	i = pid__slot(pid, t->phcap);
-	for (n = 0; n < t->phcap; n++, i = (i + 1) & (t->phcap - 1)) {
-		uint32_t v = t->phash[i];
-
-		if (v == 0)
-			return NULL;
-		if (t->pids[v - 1]->pid == pid)
-			return t->pids[v - 1];
-	}
-	return NULL;
-}
-
-/* Rebuild the pid hash with room for more pids.  0 or -ENOMEM. */
-static int pid__rehash(struct memtable *t, size_t cap)
-{
-	uint32_t *h = calloc(cap, sizeof(*h));
-	size_t i, s;
-
-	if (!h)
-		return -ENOMEM;
-	for (i = 0; i < t->npids; i++) {
-		s = pid__slot(t->pids[i]->pid, cap);
-		while (h[s])
-			s = (s + 1) & (cap - 1);
-		h[s] = (uint32_t)(i + 1);
-	}
-	free(t->phash);
-	t->phash = h;
-	t->phcap = cap;
-	return 0;
+	return intmap__get(&t->pids, pid, &v) ? (struct mt_pid *)(uintptr_t)v : NULL;
 }
 
 /* The per-pid index of pid, created if missing; NULL when out of memory. */
 static struct mt_pid *pid__get(struct memtable *t, uint32_t pid)
 {
-	struct mt_pid *p = pid__find(t, pid), **np;
-	size_t s;
+	struct mt_pid *p;
+	uint64_t *v;
+	int found = intmap__slot(&t->pids, pid, &v);
 
-	if (p)
-		return p;
-	if ((t->npids + 1) * 2 > t->phcap &&
-	    pid__rehash(t, t->phcap ? t->phcap * 2 : 16))
+	if (found < 0)
 		return NULL;
-	if (t->npids == t->pcap) {
-		size_t ncap = t->pcap ? t->pcap * 2 : 8;
-
-		np = realloc(t->pids, ncap * sizeof(*np));
-		if (!np)
-			return NULL;
-		t->pids = np;
-		t->pcap = ncap;
-	}
+	if (found)
+		return (struct mt_pid *)(uintptr_t)*v;
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p) {
+		intmap__del(&t->pids, pid);
 		return NULL;
+	}
 	p->pid = pid;
-	t->pids[t->npids++] = p;
-	s = pid__slot(pid, t->phcap);
-	while (t->phash[s])
-		s = (s + 1) & (t->phcap - 1);
-	t->phash[s] = (uint32_t)t->npids;
+	*v = (uintptr_t)p;
 	return p;
 }
 
@@ -230,30 +183,17 @@ static long mt__append(struct memtable *t, const struct memtable_entry *e, const
 {
 	struct mt_pid *p;
 	struct mt_ent *ne;
+	int err;
 
 	if (t->n >= MT_MAX_ENTS)
 		return -E2BIG;
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-
-		ne = realloc(t->ents, ncap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		t->ents = ne;
-		t->cap = ncap;
-	}
+	if ((err = VEC_GROW(t->ents, &t->cap, t->n + 1)) != 0)
+		return err;
 	p = pid__get(t, e->pid);
 	if (!p)
 		return -ENOMEM;
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 64;
-		uint32_t *ni = realloc(p->idx, ncap * sizeof(*ni));
-
-		if (!ni)
-			return -ENOMEM;
-		p->idx = ni;
-		p->cap = ncap;
-	}
+	if ((err = VEC_GROW(p->idx, &p->cap, p->n + 1)) != 0)
+		return err;
 	ne = &t->ents[t->n];
 	ne->e = *e;
 	ne->e.data = data;
@@ -351,15 +291,8 @@ static int idx__runs(struct memtable *t, struct mt_pid *p)
 			r->n++;
 			continue;
 		}
-		if (nr == p->runcap) {
-			size_t ncap = p->runcap ? p->runcap * 2 : 64;
-			struct mt_run *nrun = realloc(p->runs, ncap * sizeof(*nrun));
-
-			if (!nrun)
-				return -ENOMEM;
-			p->runs = nrun;
-			p->runcap = ncap;
-		}
+		if (VEC_GROW(p->runs, &p->runcap, nr + 1) != 0)
+			return -ENOMEM;
 		r = &p->runs[nr++];
 		r->addr = me->e.addr;
 		r->end = me->end;
@@ -386,14 +319,8 @@ static int idx__merge(struct memtable *t, struct mt_pid *p)
 
 	if (p->nsorted == p->n)
 		return 0;
-	if (t->tmpcap < p->n) {
-		uint32_t *nt = realloc(t->tmp, p->cap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		t->tmp = nt;
-		t->tmpcap = p->cap;
-	}
+	if (VEC_GROW(t->tmp, &t->tmpcap, p->n) != 0)
+		return -ENOMEM;
 	qsort_r(p->idx + m, p->n - m, sizeof(*p->idx), idx__cmp, t->ents);
 	for (j = m; i < m || j < p->n;) {
 		if (j >= p->n || (i < m && idx__cmp(&p->idx[i], &p->idx[j], t->ents) <= 0))

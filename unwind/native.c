@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/native_int.h"
 
 static const char *const native_end_names[NATIVE_END__MAX] = {
@@ -183,15 +184,10 @@ static bool native__set_initial_registers(Dwfl_Thread *thread, void *arg)
 /* Append a frame to the result (growing the arena). */
 static int native__push(struct native_unw *u, const struct native_frame *f)
 {
-	if (u->nframes == u->cap) {
-		size_t cap = u->cap ? u->cap * 2 : 64;
-		struct native_frame *v = realloc(u->frames, cap * sizeof(*v));
+	int err = VEC_GROW(u->frames, &u->cap, u->nframes + 1);
 
-		if (!v)
-			return -ENOMEM;
-		u->frames = v;
-		u->cap = cap;
-	}
+	if (err)
+		return err;
 	if (u->nframes)
 		u->frames[u->nframes - 1].cfa = f->sp;
 	u->frames[u->nframes++] = *f;

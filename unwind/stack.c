@@ -7,33 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/ljwalk.h"
 #include "unwind/pipeline.h"
 #include "unwind/stack.h"
 
 _Static_assert(LJW_R__MAX <= LJS_REASONS_MAX, "ljs_walk_stats.unknown is too small");
 _Static_assert(LJW__TS_MAX <= LJS_TRACE_SRC_MAX, "LJS_TRACE_SRC_MAX is too small");
-
-/* Grow *p (elements of size sz) to hold at least need: 0 or -ENOMEM. */
-static int stack__grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / sz)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 void ljs_stack__reset(struct ljs_stack *st)
 {
@@ -55,8 +35,7 @@ int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs
 	if (len > LJS_NAME_MAX - 1)
 		len = LJS_NAME_MAX - 1;
 	if (st->tlen > UINT32_MAX - LJS_NAME_MAX ||
-	    stack__grow((void **)&st->f, &st->cap, st->n + 1, sizeof(*st->f)) ||
-	    stack__grow((void **)&st->text, &st->tcap, st->tlen + len + 1, 1))
+	    VEC_GROW(st->f, &st->cap, st->n + 1) || VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
 		return -ENOMEM;
 	f = &st->f[st->n++];
 	f->off = (uint32_t)st->tlen;

@@ -7,13 +7,13 @@
 #include "formats/capture/harvest.h"
 #include "unwind/detect/livemem.h"
 #include "formats/capture/snapfile.h"
+#include "symtab/intmap.h"
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
-#define HARVEST_NBUCKETS	4096
 #define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
 
 struct hv_ent {
-	struct hv_ent *next;
+	struct hv_ent *next;	/* another length at the same address */
 	uint32_t pid;
 	uint32_t len;
 	uint64_t addr;
@@ -26,16 +26,21 @@ struct hv_ent {
 
 /* The overlap index: one node per page an entry touches. */
 struct hv_pref {
-	struct hv_pref *next;
+	struct hv_pref *next;	/* another entry on the same page */
 	struct hv_ent *e;
 	uint64_t page;
+};
+
+/* The cached ranges of one process. */
+struct hv_proc {
+	struct intmap ents;	/* addr -> struct hv_ent * */
+	struct intmap pages;	/* page -> struct hv_pref * */
 };
 
 struct harvest {
 	struct snapfile_writer *w;
 	size_t max_bytes, bytes;
-	struct hv_ent *b[HARVEST_NBUCKETS];
-	struct hv_pref *pb[HARVEST_NBUCKETS];	/* by (pid, page) */
+	struct intmap procs;	/* pid -> struct hv_proc * */
 	struct harvest_stats st;
 	int err;
 	/* the current sample */
@@ -47,75 +52,94 @@ struct harvest {
 	uint8_t *tmp;
 };
 
-/* Bucket of a key. */
-static struct hv_ent **bucket(struct harvest *h, uint32_t pid, uint64_t addr, uint32_t len)
+/* The cached ranges of pid, or NULL; created if create (NULL then means
+ * out of memory). */
+static struct hv_proc *proc_get(struct harvest *h, uint32_t pid, int create)
 {
-	uint64_t k = (addr * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid << 32) ^ len;
+	struct hv_proc *p;
+	uint64_t *v, got;
+	int found;
 
-	return &h->b[(k >> 32) % HARVEST_NBUCKETS];
+	if (!create)
+		return intmap__get(&h->procs, pid, &got) ? (struct hv_proc *)(uintptr_t)got : NULL;
+	if ((found = intmap__slot(&h->procs, pid, &v)) < 0)
+		return NULL;
+	if (found)
+		return (struct hv_proc *)(uintptr_t)*v;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		intmap__del(&h->procs, pid);
+		return NULL;
+	}
+	*v = (uintptr_t)p;
+	return p;
 }
 
-/* Overlap-index bucket of a page. */
-static struct hv_pref **page_bucket(struct harvest *h, uint32_t pid, uint64_t page)
+/* Free a process's ranges and overlap index (giving back their bytes). */
+static void proc_free(struct harvest *h, struct hv_proc *p)
 {
-	uint64_t k = (page * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid << 40);
+	size_t it = 0;
+	uint64_t v;
 
-	return &h->pb[(k >> 32) % HARVEST_NBUCKETS];
+	while (intmap__next(&p->pages, &it, NULL, &v)) {
+		struct hv_pref *r = (struct hv_pref *)(uintptr_t)v, *next;
+
+		for (; r; r = next) {
+			next = r->next;
+			free(r);
+		}
+	}
+	it = 0;
+	while (intmap__next(&p->ents, &it, NULL, &v)) {
+		struct hv_ent *e = (struct hv_ent *)(uintptr_t)v, *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			h->bytes -= e->len;
+			free(e);
+		}
+	}
+	intmap__exit(&p->pages);
+	intmap__exit(&p->ents);
+	free(p);
 }
 
-/* Put e in the overlap index (best effort: an entry left out is only not
+/* Put e in p's overlap index (best effort: an entry left out is only not
  * reconfirmed). */
-static void index_add(struct harvest *h, struct hv_ent *e)
+static void index_add(struct hv_proc *p, struct hv_ent *e)
 {
-	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT;
+	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT, *head;
 
 	for (pg = e->addr >> HARVEST_PAGE_SHIFT; pg <= last; pg++) {
-		struct hv_pref **bp = page_bucket(h, e->pid, pg), *r = malloc(sizeof(*r));
+		struct hv_pref *r = malloc(sizeof(*r));
 
-		if (!r)
+		if (!r || intmap__slot(&p->pages, pg, &head) < 0) {
+			free(r);
 			return;
+		}
 		r->e = e;
 		r->page = pg;
-		r->next = *bp;
-		*bp = r;
-	}
-}
-
-/* Take out of the overlap index every node of pid (any pid if all). */
-static void index_drop(struct harvest *h, uint32_t pid, int all)
-{
-	size_t i;
-
-	for (i = 0; i < HARVEST_NBUCKETS; i++) {
-		struct hv_pref **pp = &h->pb[i];
-
-		while (*pp) {
-			struct hv_pref *r = *pp;
-
-			if (all || r->e->pid == pid) {
-				*pp = r->next;
-				free(r);
-			} else {
-				pp = &r->next;
-			}
-		}
+		r->next = (struct hv_pref *)(uintptr_t)*head;
+		*head = (uintptr_t)r;
 	}
 }
 
 /* e was just written: the cached ranges overlapping it with other bytes in
  * the overlap must be written again when next confirmed. */
-static void mark_overlaps(struct harvest *h, const struct hv_ent *e)
+static void mark_overlaps(struct hv_proc *p, const struct hv_ent *e)
 {
-	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT;
+	uint64_t pg, last = (e->addr + e->len - 1) >> HARVEST_PAGE_SHIFT, v;
 
 	for (pg = e->addr >> HARVEST_PAGE_SHIFT; pg <= last; pg++) {
 		struct hv_pref *r;
 
-		for (r = *page_bucket(h, e->pid, pg); r; r = r->next) {
+		if (!intmap__get(&p->pages, pg, &v))
+			continue;
+		for (r = (struct hv_pref *)(uintptr_t)v; r; r = r->next) {
 			struct hv_ent *o = r->e;
 			uint64_t lo, hi;
 
-			if (o == e || r->page != pg || o->pid != e->pid || o->reconfirm)
+			if (o == e || o->reconfirm)
 				continue;
 			lo = o->addr > e->addr ? o->addr : e->addr;
 			hi = o->addr + o->len < e->addr + e->len ? o->addr + o->len : e->addr + e->len;
@@ -128,23 +152,18 @@ static void mark_overlaps(struct harvest *h, const struct hv_ent *e)
 /* Drop every entry (the size cap was reached, or at the end). */
 static void clear_all(struct harvest *h)
 {
-	size_t i;
+	size_t it = 0;
+	uint64_t v;
 
-	index_drop(h, 0, 1);
-	for (i = 0; i < HARVEST_NBUCKETS; i++) {
-		while (h->b[i]) {
-			struct hv_ent *e = h->b[i];
-
-			h->b[i] = e->next;
-			free(e);
-		}
-	}
+	while (intmap__next(&h->procs, &it, NULL, &v))
+		proc_free(h, (struct hv_proc *)(uintptr_t)v);
+	intmap__clear(&h->procs);
 	h->bytes = 0;
 }
 
-/* Write one generation of a range (again, when reconfirmed), valid from
+/* Write one generation of p's range e (again, when reconfirmed), valid from
  * time t on. */
-static void write_gen(struct harvest *h, struct hv_ent *e, uint64_t t)
+static void write_gen(struct harvest *h, struct hv_proc *p, struct hv_ent *e, uint64_t t)
 {
 	struct snapfile_memory m = {
 		.pid = e->pid, .len = e->len, .addr = e->addr, .data = e->data,
@@ -160,24 +179,25 @@ static void write_gen(struct harvest *h, struct hv_ent *e, uint64_t t)
 	h->st.records++;
 	h->st.bytes += e->len;
 	e->reconfirm = 0;
-	mark_overlaps(h, e);
+	mark_overlaps(p, e);
 }
 
 /* memsrc read: cache validated at this sample, else live (see harvest.h). */
 static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
 	struct harvest *h = ms->ctx;
-	struct hv_ent **bp, *e;
-	uint64_t t;
+	struct hv_proc *p;
+	struct hv_ent *e = NULL;
+	uint64_t t, v, *head;
 	int err;
 
 	if (len == 0 || len > HARVEST_MAX_READ)
 		return -EINVAL;
 	h->st.reads++;
-	bp = bucket(h, h->pid, addr, len);
-	for (e = *bp; e; e = e->next)
-		if (e->pid == h->pid && e->addr == addr && e->len == len)
-			break;
+	p = proc_get(h, h->pid, 0);
+	if (p && intmap__get(&p->ents, addr, &v))
+		for (e = (struct hv_ent *)(uintptr_t)v; e && e->len != len; e = e->next)
+			;
 	if (e && e->checked_ns == h->time_ns) {
 		memcpy(buf, e->data, len);
 		return 0;
@@ -198,7 +218,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->seen_ns = h->now_ns;
 		if (e->reconfirm) {
 			h->st.reconfirmed++;
-			write_gen(h, e, h->time_ns);
+			write_gen(h, p, e, h->time_ns);
 		}
 		return 0;
 	}
@@ -225,10 +245,10 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		if (h->bytes + len > h->max_bytes) {
 			clear_all(h);
 			h->st.evictions++;
-			bp = bucket(h, h->pid, addr, len);
 		}
-		e = malloc(sizeof(*e) + len);
-		if (!e)
+		p = proc_get(h, h->pid, 1);
+		if (!p || intmap__slot(&p->ents, addr, &head) < 0 ||
+		    !(e = malloc(sizeof(*e) + len)))
 			return 0;	/* served, just not kept */
 		e->pid = h->pid;
 		e->addr = addr;
@@ -236,14 +256,14 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->gen = 1;
 		e->reconfirm = 0;
 		memcpy(e->data, h->tmp, len);
-		e->next = *bp;
-		*bp = e;
+		e->next = (struct hv_ent *)(uintptr_t)*head;
+		*head = (uintptr_t)e;
 		h->bytes += len;
-		index_add(h, e);
+		index_add(p, e);
 	}
 	e->checked_ns = h->time_ns;
 	e->seen_ns = h->now_ns;
-	write_gen(h, e, t);
+	write_gen(h, p, e, t);
 	return 0;
 }
 
@@ -270,6 +290,7 @@ void harvest__delete(struct harvest *h)
 	if (!h)
 		return;
 	clear_all(h);
+	intmap__exit(&h->procs);
 	free(h->tmp);
 	free(h);
 }
@@ -291,24 +312,12 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 /* Forget a process. */
 void harvest__forget(struct harvest *h, uint32_t pid)
 {
-	size_t i;
+	struct hv_proc *p = proc_get(h, pid, 0);
 
-	index_drop(h, pid, 0);
-	for (i = 0; i < HARVEST_NBUCKETS; i++) {
-		struct hv_ent **pp = &h->b[i];
-
-		while (*pp) {
-			struct hv_ent *e = *pp;
-
-			if (e->pid == pid) {
-				*pp = e->next;
-				h->bytes -= e->len;
-				free(e);
-			} else {
-				pp = &e->next;
-			}
-		}
-	}
+	if (!p)
+		return;
+	proc_free(h, p);
+	intmap__del(&h->procs, pid);
 }
 
 /* First write error. */

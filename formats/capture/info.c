@@ -7,21 +7,23 @@
 #include <time.h>
 #include "formats/capture/info.h"
 #include "formats/capture/snapfile.h"
+#include "symtab/intmap.h"
+#include "symtab/vec.h"
 
 #define INFO_MAX_NOTES 20	/* corrupt-record messages printed in full */
 
 /* Samples of one pid. */
 struct info_pid {
 	uint32_t pid;
-	int used;
 	uint64_t samples;
 	char comm[LJS_COMM_LEN];
 };
 
 /* Everything gathered in one pass over the file. */
 struct info {
-	struct info_pid *pids;		/* open-addressing table */
+	struct info_pid *pids;		/* in the order first seen */
 	size_t npids, cap;
+	struct intmap bypid;		/* pid -> index into pids */
 	uint64_t first_ns, last_ns;	/* sample time range */
 	uint64_t mem_bytes, ksyms, nproc, nexit, obj_bytes;
 	struct snapfile_stat *stats;	/* last STATS record (own copies) */
@@ -35,41 +37,24 @@ struct info {
 
 /* -- Samples per pid ------------------------------------------------------------ */
 
-/* Slot for pid in a table of cap (power of two) slots. */
-static struct info_pid *info__slot(struct info_pid *t, size_t cap, uint32_t pid)
-{
-	size_t i = (pid * 2654435761u) & (cap - 1);
-
-	while (t[i].used && t[i].pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
-}
-
 /* Count one sample of pid: 0 or -ENOMEM. */
 static int info__count(struct info *in, const struct ljs_sample *s)
 {
 	struct info_pid *p;
-	size_t i;
+	uint64_t *idx;
+	int err, found;
 
-	if (in->npids * 2 >= in->cap) {
-		size_t cap = in->cap ? in->cap * 2 : 256;
-		struct info_pid *t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		for (i = 0; i < in->cap; i++)
-			if (in->pids[i].used)
-				*info__slot(t, cap, in->pids[i].pid) = in->pids[i];
-		free(in->pids);
-		in->pids = t;
-		in->cap = cap;
+	if ((err = VEC_GROW(in->pids, &in->cap, in->npids + 1)) != 0)
+		return err;
+	if ((found = intmap__slot(&in->bypid, s->pid, &idx)) < 0)
+		return found;
+	if (!found) {
+		*idx = in->npids;
+		memset(&in->pids[in->npids++], 0, sizeof(*p));
 	}
-	p = info__slot(in->pids, in->cap, s->pid);
-	if (!p->used || s->tid == s->pid) {
+	p = &in->pids[*idx];
+	if (!found || s->tid == s->pid) {
 		/* the main thread's latest name: the program after an exec */
-		if (!p->used)
-			in->npids++;
-		p->used = 1;
 		p->pid = s->pid;
 		memcpy(p->comm, s->comm, sizeof(p->comm));
 		p->comm[sizeof(p->comm) - 1] = 0;
@@ -256,7 +241,7 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 	const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
 	const struct snapfile_header *h = snapfile_reader__header(r);
 	const char *note = snapfile_reader__note(r);
-	size_t i, n = 0;
+	size_t i;
 	int k;
 
 	fprintf(out, "\nprocesses:  %" PRIu64 " described, %" PRIu64 " exits noted\n%s", in->nproc,
@@ -271,11 +256,8 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 		fprintf(out, "samples:    %" PRIu64 " over %.3f s (%+.3f s .. %+.3f s)\n",
 			st->per_kind[SNAPFILE_REC_SAMPLE], (double)(in->last_ns - in->first_ns) / 1e9,
 			info__rel(h, in->first_ns), info__rel(h, in->last_ns));
-		for (i = 0; i < in->cap; i++)
-			if (in->pids[i].used)
-				in->pids[n++] = in->pids[i];
-		qsort(in->pids, n, sizeof(in->pids[0]), info__cmp_pid);
-		for (i = 0; i < n; i++)
+		qsort(in->pids, in->npids, sizeof(in->pids[0]), info__cmp_pid);
+		for (i = 0; i < in->npids; i++)
 			fprintf(out, "  pid %" PRIu32 " %-16s %" PRIu64 " samples\n", in->pids[i].pid,
 				in->pids[i].comm, in->pids[i].samples);
 	}
@@ -337,6 +319,7 @@ out:
 	snapfile_reader__close(r);
 	free(in.procs);
 	free(in.pids);
+	intmap__exit(&in.bypid);
 	for (i = 0; i < in.nstats; i++)
 		free((char *)in.stats[i].name);
 	free(in.stats);

@@ -11,6 +11,7 @@
 #include <zlib.h>
 #include "formats/capture/mpread.h"
 #include "formats/capture/snapfile_int.h"
+#include "symtab/vec.h"
 
 #define RBUF_SIZE (256 * 1024)		/* read-ahead */
 #define PAYLOAD_STEP (1u << 20)		/* payload buffer grows by what was really read */
@@ -158,19 +159,7 @@ static int snapfile_reader__discard(struct snapfile_reader *r, size_t n, size_t 
 /* Grow the payload buffer to hold need bytes: 0 or -ENOMEM. */
 static int snapfile_reader__reserve(struct snapfile_reader *r, size_t need)
 {
-	size_t cap = r->cap ? r->cap : 64 * 1024;
-	uint8_t *p;
-
-	if (need <= r->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(r->buf, cap);
-	if (!p)
-		return -ENOMEM;
-	r->buf = p;
-	r->cap = cap;
-	return 0;
+	return vec__grow(&r->buf, &r->cap, 1, need);
 }
 
 /* Read one frame at r->st.offset into r->buf: enum frame_res or negative errno. */

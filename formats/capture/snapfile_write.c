@@ -14,6 +14,7 @@
 #include <msgpack/pack.h>
 #include "formats/capture/snapfile_int.h"
 #include "formats/capture/snapfile_schema.h"
+#include "symtab/vec.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -34,24 +35,12 @@ struct snapfile_writer {
 
 /* -- Buffer and framing ------------------------------------------------------ */
 
-/* Make room for n more bytes in the buffer: 0 or -ENOMEM. */
+/* Make room for n more bytes in the buffer: 0, -ENOMEM or -EOVERFLOW. */
 static int snapfile_writer__reserve(struct snapfile_writer *w, size_t n)
 {
-	size_t cap = w->cap ? w->cap : 64 * 1024;
-	uint8_t *p;
-
-	if (n <= w->cap - w->len)
-		return 0;
-	if (n > SIZE_MAX / 4 - w->len)
-		return -ENOMEM;
-	while (cap < w->len + n)
-		cap *= 2;
-	p = realloc(w->buf, cap);
-	if (!p)
-		return -ENOMEM;
-	w->buf = p;
-	w->cap = cap;
-	return 0;
+	if (n > SIZE_MAX - w->len)
+		return -EOVERFLOW;
+	return vec__grow(&w->buf, &w->cap, 1, w->len + n);
 }
 
 /* msgpack write callback: append to the buffer, remember a failure. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "formats/output/aggregate.h"
+#include "symtab/vec.h"
 
 #define AGG_IDS_MAX	(UINT32_MAX - 1)	/* frames, stacks, pooled ids */
 
@@ -58,27 +59,6 @@ struct agg {
 };
 
 /* -- Small helpers ------------------------------------------------------------ */
-
-/* Grow *p (elements of size sz) to hold at least need; 0 or -ENOMEM. */
-static int grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / sz)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 /* Hash bytes, eight at a time (seeded; mixed again by hash__mix). */
 static uint64_t hash__bytes(uint64_t h, const void *p, size_t n)
@@ -266,8 +246,8 @@ static long frame__intern(struct agg *a, const char *s, size_t len, enum ljs_fki
 	base = blen < len ? frame__intern(a, s, blen, kind__base(kind)) : -1;
 	if (blen < len && base < 0)
 		return base;
-	if (a->nfr >= AGG_IDS_MAX || grow((void **)&a->fr, &a->frcap, a->nfr + 1, sizeof(*a->fr)) ||
-	    grow((void **)&a->str, &a->strcap, a->nstr + len + 1, 1))
+	if (a->nfr >= AGG_IDS_MAX || VEC_GROW(a->fr, &a->frcap, a->nfr + 1) ||
+	    VEC_GROW(a->str, &a->strcap, a->nstr + len + 1))
 		return -ENOMEM;
 	if ((a->nfr + 1) * 2 > a->fhcap && frames__rehash(a, a->fhcap ? a->fhcap * 2 : 1024))
 		return -ENOMEM;
@@ -322,7 +302,7 @@ int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
 
 	if (id < 0)
 		return (int)id;
-	if (grow((void **)&sb->ids, &sb->cap, sb->n + 1, sizeof(*sb->ids)))
+	if (VEC_GROW(sb->ids, &sb->cap, sb->n + 1))
 		return -ENOMEM;
 	sb->ids[sb->n++] = (uint32_t)id;
 	return 0;
@@ -331,7 +311,7 @@ int agg__push(struct agg *a, struct agg_stack *sb, const char *name, size_t len,
 /* Append an interned frame id to a stack being built. */
 int agg_stack__push_id(struct agg_stack *sb, uint32_t id)
 {
-	if (grow((void **)&sb->ids, &sb->cap, sb->n + 1, sizeof(*sb->ids)))
+	if (VEC_GROW(sb->ids, &sb->cap, sb->n + 1))
 		return -ENOMEM;
 	sb->ids[sb->n++] = id;
 	return 0;
@@ -381,8 +361,8 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
 			}
 		}
 	}
-	if (a->nst >= AGG_IDS_MAX || grow((void **)&a->st, &a->stcap, a->nst + 1, sizeof(*a->st)) ||
-	    grow((void **)&a->ids, &a->idcap, a->nids + sb->n, sizeof(*a->ids)))
+	if (a->nst >= AGG_IDS_MAX || VEC_GROW(a->st, &a->stcap, a->nst + 1) ||
+	    VEC_GROW(a->ids, &a->idcap, a->nids + sb->n))
 		return -ENOMEM;
 	if ((a->nst + 1) * 2 > a->shcap && stacks__rehash(a, a->shcap ? a->shcap * 2 : 1024))
 		return -ENOMEM;
@@ -498,7 +478,7 @@ int agg__add_proc(struct agg *a, const struct agg_proc *p)
 {
 	struct agg_proc *d;
 
-	if (grow((void **)&a->procs, &a->proccap, a->nprocs + 1, sizeof(*a->procs)))
+	if (VEC_GROW(a->procs, &a->proccap, a->nprocs + 1))
 		return -ENOMEM;
 	d = &a->procs[a->nprocs];
 	*d = *p;
@@ -518,7 +498,7 @@ int agg__add_note(struct agg *a, const char *note)
 {
 	char *c;
 
-	if (grow((void **)&a->notes, &a->notecap, a->nnotes + 1, sizeof(*a->notes)) ||
+	if (VEC_GROW(a->notes, &a->notecap, a->nnotes + 1) ||
 	    !(c = strdup(note)))
 		return -ENOMEM;
 	a->notes[a->nnotes++] = c;

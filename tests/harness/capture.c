@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "symtab/vec.h"
 #include "tests/harness/capture.h"
 
 /* Copy len bytes of our own memory at addr; bytes copied (0 on fault). */
@@ -256,15 +257,8 @@ static int rec__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t l
 
 	if (err)
 		return err;
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		struct memsrc_window *nw = realloc(r->w, ncap * sizeof(*nw));
-
-		if (!nw)
-			return 0;	/* served, just not recorded */
-		r->w = nw;
-		r->cap = ncap;
-	}
+	if (VEC_GROW(r->w, &r->cap, r->n + 1) != 0)
+		return 0;	/* served, just not recorded */
 	copy = malloc(len);
 	if (!copy)
 		return 0;

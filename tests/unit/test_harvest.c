@@ -81,6 +81,58 @@ static int header_byte(struct memtable *t, uint64_t time, size_t off)
 	return e ? e->data[(uint64_t)(uintptr_t)obj - e->addr + off] : -1;
 }
 
+/* Forgetting a process and the size cap both drop what was cached: the
+ * next read of a dropped range is a first sighting again (a new record,
+ * no new generation), while ranges still cached are only confirmed. */
+static void test_forget_evict(void)
+{
+	char path[] = "/tmp/test_harvest_evict.XXXXXX";
+	struct snapfile_header hdr = { .target = "test_harvest" };
+	static uint8_t a[48], b[48], c[16];
+	const struct harvest_stats *st;
+	struct snapfile_writer *w;
+	struct harvest *h;
+	uint8_t buf[64];
+	int fd = mkstemp(path), err;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	w = snapfile_writer__open(path, &hdr, &err);
+	h = w ? harvest__new(w, 110) : NULL;	/* room for 48 + 48 + 8 bytes, not + 16 */
+	CHECK(h != NULL);
+	if (!h)
+		goto out;
+	st = harvest__stats(h);
+	memset(a, 1, sizeof(a));
+	memset(b, 2, sizeof(b));
+	memset(c, 3, sizeof(c));
+	CHECK(walk_read(h, 10, a, sizeof(a), buf) == 0 && buf[0] == 1);
+	CHECK(walk_read(h, 20, b, sizeof(b), buf) == 0 && buf[0] == 2);
+	CHECK(walk_read(h, 20, b, 8, buf) == 0);	/* same address, other length */
+	CHECK(st->records == 3 && st->evictions == 0);
+	CHECK(walk_read(h, 30, a, sizeof(a), buf) == 0 && walk_read(h, 30, b, 8, buf) == 0);
+	CHECK(st->records == 3);			/* confirmed: nothing new */
+	harvest__forget(h, (uint32_t)getpid());
+	harvest__forget(h, (uint32_t)getpid() + 1);	/* never seen: nothing happens */
+	CHECK(walk_read(h, 40, a, sizeof(a), buf) == 0 && buf[0] == 1);
+	CHECK(st->records == 4 && st->generations == 0);
+	CHECK(walk_read(h, 50, b, sizeof(b), buf) == 0);
+	CHECK(st->records == 5 && st->evictions == 0);
+	/* Over the cap: everything goes, then c is kept alone. */
+	CHECK(walk_read(h, 60, c, sizeof(c), buf) == 0 && buf[0] == 3);
+	CHECK(st->records == 6 && st->evictions == 1);
+	CHECK(walk_read(h, 70, c, sizeof(c), buf) == 0 && st->records == 6);
+	CHECK(walk_read(h, 70, a, sizeof(a), buf) == 0 && st->records == 7);
+	CHECK(st->generations == 0 && harvest__error(h) == 0);
+	harvest__delete(h);
+out:
+	if (w)
+		CHECK(snapfile_writer__close(w) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/test_harvest.XXXXXX";
@@ -172,6 +224,7 @@ int main(void)
 		memtable__delete(t);
 	}
 	unlink(path);
+	test_forget_evict();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 
 #include "unwind/detect/livemem.h"
 #include "unwind/detect/ljdetect.h"
+#include "symtab/vec.h"
 
 #define LJD_MAPS_MAX_LINES	(1u << 20)	/* /proc/PID/maps lines read */
 #define LJD_CACHE_MAX		4096		/* files remembered before a reset */
@@ -124,16 +125,9 @@ static struct ljd_cache_ent *ljd_cache__add(struct lj_detect_cache *c, int pid,
 	}
 	if (c->n >= LJD_CACHE_MAX)
 		lj_detect_cache__clear(c);
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct ljd_cache_ent *nv = realloc(c->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(det);
-			return NULL;
-		}
-		c->v = nv;
-		c->cap = ncap;
+	if (VEC_GROW(c->v, &c->cap, c->n + 1) != 0) {
+		free(det);
+		return NULL;
 	}
 	e = &c->v[c->n++];
 	memset(e, 0, sizeof(*e));
@@ -213,17 +207,9 @@ static int ljd__read_maps(int pid, struct lj_proc_detect *pd)
 
 		if (ljd__parse_maps_line(line, &m) != 0)
 			continue;
-		if (pd->nmaps == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct lj_mapping *nv = realloc(pd->maps, ncap * sizeof(*nv));
-
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				goto out;
-			}
-			pd->maps = nv;
-			cap = ncap;
+		if ((err = VEC_GROW(pd->maps, &cap, pd->nmaps + 1)) != 0) {
+			free(m.path);
+			goto out;
 		}
 		pd->maps[pd->nmaps++] = m;
 	}
