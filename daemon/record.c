@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * record.c -- `ljsnap record`: the target command, the ring-buffer loop and
  * the closing statistics (record_opts.c: its options).
@@ -16,6 +17,7 @@
 #include "daemon/cmds.h"
 #include "formats/capture/harvest.h"
 #include "unwind/detect/ljdetect.h"
+#include "unwind/detect/livemem.h"
 #include "symtab/ksyms.h"
 #include "symtab/vec.h"
 #include "daemon/record.h"
@@ -86,7 +88,8 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 {
 	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
 	struct ljw_stack st;
-	struct memsrc sm;
+	struct livemem lm;
+	struct memsrc sm, live;
 	uint64_t t0 = now_ns();
 	int err;
 
@@ -94,7 +97,8 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 		rc->walk_skipped++;
 		return;
 	}
-	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0));
+	livemem__init(&live, &lm, (int)s->pid, NULL);
+	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0, &live));
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;
 		rc->walked_complete += st.complete && !st.nunknown;

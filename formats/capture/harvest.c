@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * harvest.c -- the harvest cache between the walker and the live process.
  */
@@ -5,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formats/capture/harvest.h"
-#include "unwind/detect/livemem.h"
 #include "formats/capture/snapfile.h"
 #include "symtab/intmap.h"
 
@@ -47,8 +47,8 @@ struct harvest {
 	uint32_t pid;
 	uint64_t time_ns;	/* the sample's time: validations are per sample */
 	uint64_t now_ns;	/* when its live reads happen */
-	struct livemem lm;
-	struct memsrc live, src;
+	const struct memsrc *live;	/* the live process */
+	struct memsrc src;
 	uint8_t *tmp;
 };
 
@@ -203,7 +203,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		return 0;
 	}
 	h->st.live_reads++;
-	err = h->live.read(&h->live, addr, h->tmp, len);
+	err = memsrc__read(h->live, addr, h->tmp, len);
 	if (err) {
 		h->st.live_faults++;
 		if (!e)
@@ -297,12 +297,12 @@ void harvest__delete(struct harvest *h)
 
 /* Memory source for one sample; see harvest.h. */
 const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t sample_ns,
-				     uint64_t now_ns)
+				     uint64_t now_ns, const struct memsrc *live)
 {
 	h->pid = pid;
 	h->time_ns = sample_ns;
 	h->now_ns = now_ns > sample_ns ? now_ns : sample_ns;
-	livemem__init(&h->live, &h->lm, (int)pid, NULL);
+	h->live = live;
 	h->src.read = hv_read;
 	h->src.ctx = h;
 	h->src.next = NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * harvest.h -- keep the target memory the walker needs in the capture file.
  *
@@ -51,14 +52,15 @@ struct harvest *harvest__new(struct snapfile_writer *w, size_t max_bytes);
 void harvest__delete(struct harvest *h);
 
 /* Memory source for one sample of pid taken at sample_ns: harvest cache +
- * live process; a range is read live once per sample.  now_ns is when the
+ * the live process, read through live (e.g. unwind/detect/livemem.h, which
+ * must outlive the source); a range is read live once per sample.  now_ns is when the
  * live reads happen (the same clock).  A record is valid from its sample's
  * time, unless the old bytes of the range were seen after that sample was
  * taken (the recorder trails its samples): then the sample used those, and
  * the new bytes are valid from now_ns.  Valid until the next
  * harvest__source call. */
 const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t sample_ns,
-				     uint64_t now_ns);
+				     uint64_t now_ns, const struct memsrc *live);
 
 /* Forget a process (it exited or exec'd). */
 void harvest__forget(struct harvest *h, uint32_t pid);

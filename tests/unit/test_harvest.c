@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_harvest.c -- the recorder's harvest cache, end to end: reads of this
  * process's own memory through harvest__source (process_vm_readv on
@@ -22,6 +23,7 @@
 
 #include "formats/capture/harvest.h"
 #include "formats/capture/snapfile.h"
+#include "unwind/detect/livemem.h"
 #include "unwind/memtable.h"
 #include "tests/unit/check.h"
 
@@ -34,7 +36,12 @@ static uint8_t obj[48] __attribute__((aligned(64)));	/* the "function header" */
 static int walk_read_at(struct harvest *h, uint64_t t, uint64_t now, const void *addr,
 			size_t len, void *out)
 {
-	const struct memsrc *ms = harvest__source(h, (uint32_t)getpid(), t, now);
+	static struct livemem lm;
+	static struct memsrc live;
+	const struct memsrc *ms;
+
+	livemem__init(&live, &lm, (int)getpid(), NULL);
+	ms = harvest__source(h, (uint32_t)getpid(), t, now, &live);
 
 	return ms->read(ms, (uint64_t)(uintptr_t)addr, out, len);
 }
