@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report.c -- `ljsnap report`: walk every sample of a capture file offline
  * and write folded stacks or a text summary.
@@ -55,8 +56,11 @@ struct notes {
 /* Print the usage of `report`. */
 static void usage(FILE *out)
 {
+	const struct output_format *f;
+	size_t i, n;
+
 	fprintf(out,
-		"usage: ljsnap report [-f folded|text] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
+		"usage: ljsnap report [-f FORMAT] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
 		"                     [--by-trace] [--sysroot DIR] [--debug-dir DIRS] FILE\n"
 		"\n"
@@ -65,7 +69,7 @@ static void usage(FILE *out)
 		"functions, VM states, and how completely the stacks were unwound.  Only the\n"
 		"file is read, so it can be reported on any machine.\n"
 		"\n"
-		"  -f, --format FORMAT  'text' (default) or 'folded'\n"
+		"  -f, --format FORMAT  the output format (default text; see below)\n"
 		"  -o, --output OUT     write here instead of standard output\n"
 		"      --pid PID        only samples of this process\n"
 		"      --tid TID        only samples of this thread\n"
@@ -91,6 +95,12 @@ static void usage(FILE *out)
 		"chunk 'main chunk', builtins by library name ('string.gsub'); frames running\n"
 		"in a JIT trace end in '_[j]', frames inlined into a trace in '_[i]', and so\n"
 		"do C functions the compiler inlined (where the binary has DWARF).\n"
+		"\n"
+		"formats:\n");
+	f = output__formats(&n);
+	for (i = 0; i < n; i++)
+		fprintf(out, "  %-8s %s\n", f[i].name, f[i].summary);
+	fprintf(out,
 		"\n"
 		"examples:\n"
 		"  ljsnap report app.ljsnap | less\n"
