@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/record.sh -- capture cost of `ljsnap record`, side by side with
 # `perf record -g --call-graph dwarf`, on one fixed workload, in one run.
 #

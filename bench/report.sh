@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/report.sh -- speed of `ljsnap report -f folded` (native unwinding
 # with libdw, Lua walk, stitching, symbolization, aggregation) on a capture
 # of ~100,000 samples, side by side with `perf script` on a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/traces.sh -- what a target's number of JIT traces costs `ljsnap
 # record`: BPF map memory and BPF time per sample for a target with ~10
 # traces next to one with ~10,000 (OpenResty-like limits, maxtrace=12000),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Print the instruction count of each program section of a BPF object (build-time report).
 # usage: insn-count.sh LLVM_OBJDUMP OBJ
 objdump=$1; obj=$2

@@ -307,7 +307,8 @@ static __always_inline int g_valid(const struct ljs_proc_cfg *c, __u64 g)
  * bpf_loop callback, one C frame per step.  Follow SAVE_CFRAME to the
  * thread's outermost C frame; if its return address is inside the VM, a
  * coroutine.resume fast function called lj_vm_resume from the resumer's
- * frame, whose C frame sits right above (LUAJIT-INTERNALS 6.5): copy that
+ * frame, whose C frame sits right above (vm_x64.dasc lj_vm_resume and the
+ * CFRAME_* layout; lib_base.c coroutine.resume): copy that
  * resumer and continue from its C frame.
  */
 static long res_step(__u32 i, void *data)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bpfload.c -- skeleton lifecycle (open -> rodata and map sizes -> load ->
  * attach), one cpu-clock perf event per online CPU, counters.

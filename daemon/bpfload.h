@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bpfload.h -- load the sampling program, open the perf events, read counters.
  */

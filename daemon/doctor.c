@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * doctor.c -- `ljsnap doctor PID`: what ljsnap sees in a live process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * inspect.c -- look at a live process: identity from /proc, LuaJIT
  * detection over its mappings, the BPF configuration, the PROCESS record.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c -- the ljsnap command: dispatch to record, report, info, doctor.
  */

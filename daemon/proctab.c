@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proctab.c -- process table (open addressing on pid) and BPF config.
  */

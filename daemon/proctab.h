@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proctab.h -- the recorder's table of processes: what each one is, whether
  * it runs LuaJIT, and with which layout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * record.h -- state of one `ljsnap record` run, shared by its parts
  * (record.c: the main loop; record_opts.c: options; inspect.c: process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * record_opts.c -- `ljsnap record`'s command line: usage and options.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report_proc.c -- the report's processes and their images; see
  * report_proc.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report_proc.h -- the report's processes: each pid's descriptions (PROCESS
  * records), one per image, and which one a sample belongs to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vdso.c -- this process's vDSO image; see vdso.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vdso.h -- the kernel's vDSO image, carried in the capture so that report
  * can name the frames in it ("[vdso]" has no file on any machine).

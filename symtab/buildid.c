@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * buildid.c -- build-id strings, .gnu_debuglink and the debug-file search
  * (see buildid.h for the order).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * buildid.h -- build ids and where separate debug files live.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ehframe.c -- bounded .eh_frame parser and LuaJIT VM FDE finder.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ehframe.h -- a bounded parser for .eh_frame (CIE/FDE records).
  *

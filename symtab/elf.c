@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * elf.c -- one ELF file: symbols, PT_LOAD segments, sections, build id.
  *

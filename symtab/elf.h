@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * elf.h -- one ELF file opened with libelf: symbols, segments, sections,
  * build id, and reads of file-backed bytes at link-time addresses.

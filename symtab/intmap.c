@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * intmap.c -- the uint64_t -> uint64_t hash map; see intmap.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * intmap.h -- a hash map from uint64_t keys to uint64_t values (a number, an
  * index, or a pointer cast through uintptr_t): open addressing with linear

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ksyms.c -- kernel symbol tables and the set of kernel IPs seen (ksyms.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ksyms.h -- kernel symbols: read from /proc/kallsyms while recording, kept
  * in the capture file (KSYMS records) for the kernel IPs actually seen, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * objfile.c -- object files found on this machine, and process mappings
  * resolved against them (see objfile.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * objfile.h -- the object files of recorded processes, found on this machine.
  *

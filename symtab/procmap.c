@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * procmap.c -- one process's recorded mappings resolved against the object
  * cache: which file, at which load bias, holds an address.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * procmap.h -- one process's mappings, as recorded, resolved against the
  * object cache (objfile.h): for an address, the mapping, its file on this

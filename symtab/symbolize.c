@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * symbolize.c -- symbols (libelf, symtab/elf.h), lines and inlines (libbfd),
  * demangling (bfd_demangle), cached per (object, address).  See symbolize.h.

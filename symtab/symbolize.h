@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * symbolize.h -- native address -> symbol+offset, file:line, inlined
  * functions, demangled names.

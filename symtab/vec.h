@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vec.h -- growable arrays: the one capacity check (doubling, with the size
  * arithmetic checked) behind every array that grows in the tree.

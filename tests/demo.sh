@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Profile the bundled example workload (tests/lua/example.lua) with a built
 # ljsnap: record it, print a text report, and write folded stacks to
 # example.folded (for flamegraph.pl, inferno-flamegraph or speedscope).

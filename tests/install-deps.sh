@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install everything ljsnap needs to build and to run its whole test suite on
 # Debian 12 (as root).  Only Debian's archive is used.
 set -e

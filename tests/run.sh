@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run ljsnap's whole test suite on a fresh Debian 12 machine (as root):
 # install the dependencies, build, run `make check` (unit tests, the
 # in-process ground-truth harness and the end-to-end BPF tests) and print

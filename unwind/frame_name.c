@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * frame_name.c -- naming the walker's frames (see frame_name.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * frame_name.h -- the names of the walker's frames, by the rules of
  * unwind/stack.h (the pipeline names native and kernel frames itself).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdecode.c -- GC64 / non-GC64 decoding of references, TValues, frame
  * headers and C frames.  See ljdecode.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdecode.h -- the one seam between the walker and a build's encoding.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljlayout.c -- built-in byte layouts of the LuaJIT builds ljsnap knows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljlayout.h -- the byte layout of one LuaJIT build, as data.
  *

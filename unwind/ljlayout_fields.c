@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ljlayout_fields.c -- names of struct lj_layout fields, for the capture file and doctor. */
 #include <stddef.h>
 #include "unwind/ljlayout.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljtrace.c -- GCtrace headers, snapshot search and snapshot decoding.
  * See ljtrace.h for the LuaJIT facts used.

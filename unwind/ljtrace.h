@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljtrace.h -- the data of a JIT trace, decoded offline: the GCtrace header,
  * the snapshot that covers a machine-code offset, and the frames a snapshot

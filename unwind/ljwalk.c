@@ -1,10 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk.c -- the offline LuaJIT frame walk: choose the running thread, the
  * top frame's BASE and PC from the sample, then follow the frame links of
  * every thread down to the bottom of the main thread's stack.
  *
- * Facts used (LUAJIT-INTERNALS.md §4, §5.2, §6.3-6.5, §7; LuaJIT lj_debug.c,
- * lj_frame.h): frames are [func | ftsz] headers below BASE; ftsz & 3 == 0 is
+ * Facts used (LuaJIT's lj_frame.h for frame links and types, lj_debug.c
+ * debug_framepc, lj_obj.h for g->vmstate, vm_x64.dasc for the cframe and
+ * the registers of the interpreter, lj_jit.h for traces): frames are [func | ftsz] headers below BASE; ftsz & 3 == 0 is
  * a return PC into the calling Lua function (caller = f - (1 + FR2 + A of
  * pc[-1])), anything else is a typed byte delta.  A frame's PC is held by the
  * frame above it: a Lua link's return PC, a continuation's saved PC, or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk.h -- the offline LuaJIT frame walker.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_ffnames.c -- builtin ("fast function") names by ffid, per build family.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_fmt.c -- render walker frames the way LuaJIT's luaL_traceback does,
  * and the names of the walker's enums.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_int.h -- internals shared by the walker's files (ljwalk.c: frame
  * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_name.c -- function names the way LuaJIT infers them.
  *

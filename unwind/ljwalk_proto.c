@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_proto.c -- the walker's result arena, the per-walk prototype cache,
  * bytecode positions, line numbers, string reads and function objects.

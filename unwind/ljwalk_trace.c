@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk_trace.c -- the walker's view of JIT traces: which trace a sample
  * runs in, whether the sample's GCtrace header still describes the trace in
  * memory, and which frames the trace had inlined at the sampled machine-code
- * offset (LUAJIT-INTERNALS.md §5, §7; ljtrace.h for the data).
+ * offset (LuaJIT's lj_obj.h g->vmstate and jit_base, lj_jit.h GCtrace and
+ * SnapShot, lj_snap.c for how a snapshot restores frames; ljtrace.h for
+ * the data).
  *
  * Frames at and below g->jit_base are real and walked as usual.  The frame
  * at jit_base gets its PC from the snapshot covering the sampled offset (or

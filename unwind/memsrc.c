@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memsrc.c -- memory sources: the chain, sized reads, and the two byte-window
  * sources (one sample's sections, a flat window list).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memtable.c -- the time-aware memory table (see memtable.h).
  *

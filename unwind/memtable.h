@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memtable.h -- a time-aware table of harvested target memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * native.c -- DWARF CFI unwinding of a sample with libdw (see native.h).
  *

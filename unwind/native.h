@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * native.h -- native (DWARF CFI) unwinding of one sample, offline.
  *

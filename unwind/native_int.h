@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * native_int.h -- internals shared by native.c (the walk, libdw's thread
  * callbacks) and native_space.c (one Dwfl per mapping set).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * native_lj.c -- LuaJIT's unwind rule for code without CFI (see native.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * native_space.c -- one libdw Dwfl per mapping set (see native.h): the
  * CFI-bearing files reported as modules at their load biases, a bare x86_64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pipeline.c -- one sample to one stack of named frames: kernel frames,
  * native frames unwound with DWARF CFI, Lua frames walked, stitched and

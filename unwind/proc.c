@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proc.c -- a process's mappings for the pipeline: resolved (symtab), and
  * as the native unwinder's mapping set.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proc.h -- a process as the pipeline (unwind/pipeline.h) sees it: its
  * mappings resolved against the object cache (symtab/procmap.h), the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sample.c -- decode a raw ring-buffer sample record into struct ljs_sample.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sample.h -- one decoded sample, as the walker sees it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stack.c -- named stacks, and the walk statistics and trace attribution
  * of a walk in the terms of stack.h.

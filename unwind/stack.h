@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stack.h -- one sample's stack of named frames: what the pipeline
  * (unwind/pipeline.h) produces and every output consumes.

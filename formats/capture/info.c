@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* info.c -- `ljsnap info FILE`: summarize a capture file. */
 #include <errno.h>
 #include <inttypes.h>

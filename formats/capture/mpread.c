@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mpread.c -- a bounded, allocation-free msgpack pull reader (see mpread.h). */
 #include <errno.h>
 #include <string.h>

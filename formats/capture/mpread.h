@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mpread.h -- a bounded, allocation-free msgpack pull reader.
  *

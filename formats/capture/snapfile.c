@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapfile.c -- capture file helpers shared by the writer, the reader and info. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapfile_decode.c -- decode capture file payloads into the public structs. */
 #include <endian.h>
 #include <errno.h>

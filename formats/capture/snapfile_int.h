@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * snapfile_int.h -- internals shared by the capture file writer and reader.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapfile_read.c -- the capture file reader: framing, header, record loop. */
 #include <endian.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * snapfile_schema.h -- the fields of every capture file record, declared once.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapfile_write.c -- the capture file writer (format: docs/capture-format.md). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

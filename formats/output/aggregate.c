@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * aggregate.c -- the profile model: interned frame names and stacks, and
  * what the outputs print beside them (see aggregate.h).

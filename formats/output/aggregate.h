@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * aggregate.h -- the profile model every output reads: stacks of named
  * frames (unwind/stack.h) with their sample counts, the walk statistics,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * folded.c -- write aggregated stacks as folded lines (see folded.h).
  */

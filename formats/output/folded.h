@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * folded.h -- aggregated stacks in the "folded" format of Brendan Gregg's
  * stackcollapse scripts, read by flamegraph.pl, inferno and speedscope:

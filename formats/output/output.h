@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * output.h -- the output formats of `ljsnap report`, one table entry each.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * textreport.c -- the human-readable summary (see textreport.h).
  */

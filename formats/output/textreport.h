@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * textreport.h -- the human-readable summary of an aggregate: top functions
  * by self and total samples, VM states, how well the stacks were unwound,

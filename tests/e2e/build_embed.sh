@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: upstream GC64 LuaJIT (Debian's), found by what a file contains,
 # never by its name.
 #   system   tests/e2e/ljembed with the system libluajit-5.1.so.2

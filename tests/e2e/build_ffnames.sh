@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: the names of builtin (fast) functions in Lua stacks.
 # tests/lua/build_chain.lua's run() calls exactly one builtin, os.clock(), so
 # every builtin frame right above run()'s frame must read "os.clock".

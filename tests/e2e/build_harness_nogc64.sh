@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The in-process ground-truth harness (tests/harness: every walker result
 # compared line by line with LuaJIT's own tracebacks, JIT off and on, plus
 # FFI calls from traces and SIGPROF samples) run against a non-GC64 LuaJIT:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: OpenResty's luajit2 (GC64, 112-byte lua_State, its own family table)
 # with a workload of known call structure (tests/lua/build_chain.lua),
 # recorded with real BPF, three ways:

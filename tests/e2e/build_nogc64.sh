@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: a non-GC64 LuaJIT (Debian's upstream source built with
 # -DLUAJIT_DISABLE_GC64 by tests/variants/prepare.sh) running a workload with
 # a known call structure (tests/lua/build_chain.lua), interpreter only and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: Tarantool 2.6 (Debian's /usr/bin/tarantool: LuaJIT linked in
 # statically, non-GC64, its own fork's layout) running a Lua script with a
 # known call structure (tests/lua/build_chain.lua), recorded with real BPF:

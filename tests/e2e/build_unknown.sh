@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: a LuaJIT build no built-in table describes.  tests/variants/
 # prepare.sh builds Debian's upstream source with three pointers inserted at
 # the start of global_State ("up-unknown"), so every global_State field

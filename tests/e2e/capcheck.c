@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * capcheck.c -- independent checks of a capture file for the e2e tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * capmutate.c -- garbage inside valid frames, for tests/e2e/report_fuzz.sh.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: when detection fails, nothing is guessed.  tests/variants/prepare.sh
 # builds Debian's upstream source with lua_State grown to 104 bytes
 # ("up-badlstate"), a size no LuaJIT fork has: the table layout is wrong

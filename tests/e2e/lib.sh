@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib.sh -- shared helpers for the end-to-end shell tests (sourced).
 # Exit codes follow automake: 0 pass, 77 skip, 99 hard error, else fail.
 # A test skips only when BPF is truly unavailable (not root, no BTF); with

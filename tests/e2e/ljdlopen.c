@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdlopen.c -- a program that spins in C first and only then dlopen()s
  * libluajit-5.1.so.2 and runs a script with it, for the end-to-end test of

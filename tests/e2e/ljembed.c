@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljembed.c -- a program that embeds LuaJIT through libluajit-5.1.so (not
  * the luajit executable), for the end-to-end tests.

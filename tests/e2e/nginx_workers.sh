@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: nginx (Debian's core package) with the Lua module and OpenResty's
 # luajit2 (unpacked from Debian packages by tests/variants/prepare.sh, loaded
 # by absolute path), 4 workers on 127.0.0.1, under `wrk -t2 -c8 -d5s`.  The

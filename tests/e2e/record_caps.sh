@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: privileges.  As user nobody with no capabilities, `ljsnap record`
 # fails with one sentence that names what it needs (CAP_BPF, CAP_PERFMON,
 # CAP_SYS_PTRACE), exit status != 0, and writes no file.  As nobody with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: record a CPU-bound luajit script with real BPF and check the capture
 # by decoding raw bytes independently of ljsnap's walker.
 . "$(dirname "$0")/lib.sh"
@@ -7,7 +8,8 @@ need_prog luajit luajit
 CAPCHECK=$top_builddir/tests/e2e/capcheck
 [ -x "$CAPCHECK" ] || fail "capcheck not built"
 
-# Debian's luajit is upstream 2.1 GC64: g->vmstate is at +184 (LUAJIT-INTERNALS 3.1).
+# Debian's luajit is upstream 2.1 GC64: g->vmstate is at +184 (offsetof in lj_obj.h's
+# global_State for that build; tests/variants/ljoffsets.c prints such offsets).
 VMOFF=184
 
 run_case() {	# name, program, flags

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: record's target options and report's filters, against known pids.
 # Three luajit processes run spin functions named after them (a_spin,
 # b_spin, c_spin; each calls os.clock, a syscall, so some samples carry

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: code mapped while the recording runs.  tests/lua/record_remap.lua
 # spins in Lua (lua_spin), then ffi.load()s zlib and spins in crc32()
 # (zlib_spin), one CPU second each.  Three cases:

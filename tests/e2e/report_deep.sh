@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: a 300-deep Lua recursion (tests/lua/report_deep.lua) recorded with
 # real BPF, interpreter only and with the JIT, must appear in `ljsnap
 # report -f folded` with all 300 frames between the main chunk and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: garbage in a capture does not crash or hang the reader, the walker
 # or the native unwinder.  A real capture of tests/lua/example.lua
 # (coroutines, callbacks, GC, JIT) is copied 8 times with 200 frames each

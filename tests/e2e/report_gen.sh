@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: prototypes freed by the GC and new ones allocated at the same
 # addresses (tests/lua/report_gen.lua: ~150 generations of a chunk "=genK"
 # with leaf_K(), each run for ~20 ms then collected), recorded with real

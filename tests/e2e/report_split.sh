@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: record a luajit script whose work split is known (tests/lua/
 # report_split.lua: main chunk -> driver() -> a() 60%, b() 30%, c() 10% of
 # the same loop) with real BPF, interpreter only and with the JIT, then

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: stitched stacks of plain /usr/bin/luajit (VM linked in, stripped) for
 # a C builtin calling back into Lua two coroutines deep
 # (tests/lua/stitch_builtin.lua): main chunk -> coroutine.resume -> outer

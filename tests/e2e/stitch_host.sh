@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: stitched native + Lua stacks of `ljsnap report` against ground truth.
 #
 # tests/native/lhost.c embeds Debian's libluajit-5.1.so and runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # stitch_lib.sh -- helpers of the stitched-stack tests (sourced after lib.sh):
 # a gdb Python helper that prints ground-truth native stacks, and the
 # tally/check of folded stacks against a list of expected ones.

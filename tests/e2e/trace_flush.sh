@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: no sample attributed to a stale trace.  tests/lua/trace_flush.lua runs
 # ~100 short phases; each loads a fresh pair runner/F (chunk "phaseNNN"),
 # runs runner's loop with F inlined into its trace, then calls jit.flush(),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: attribution inside JIT traces with inlined frames, with real BPF.
 # tests/lua/trace_inline.lua runs caller() whose hot loop calls helper_a and
 # helper_b, inlined into caller's trace; the functions do the same kind of

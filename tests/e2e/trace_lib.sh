@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trace_lib.sh -- helpers for the trace end-to-end tests (sourced after lib.sh).
 
 # record_folded NAME CMD...: record CMD with real BPF at 499 Hz, then report

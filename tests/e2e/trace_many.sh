@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: many traces.  tests/lua/trace_many.lua runs 40 functions generated
 # with load() (chunks "gen01".."gen40"), each with a hot loop compiled into
 # its own traces and a helper inlined into it, in proportions set by their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * async.c -- asynchronous samples of running Lua, the way the profiler
  * really sees it: a SIGPROF timer interrupts the interpreter (RIP in the VM,
@@ -12,7 +13,8 @@
  * declared stack; its top frame is compared by function name only (the
  * line moves), every frame below it exactly.
  *
- * Known race (LUAJIT-INTERNALS §5.2): for a few instructions after JLOOP the
+ * Known race (vm_x64.dasc BC_JLOOP enters the trace, whose own code stores
+ * its number in g->vmstate, lj_asm.c): for a few instructions after JLOOP the
  * trace runs before it has stored its number (vmstate INTERP, RIP outside
  * the VM, L->base stale).  At most one such sample per run is tolerated and
  * reported; any other mismatch fails.

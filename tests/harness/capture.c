@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * capture.c -- in-process emulation of what the BPF program copies per
  * sample (see capture.h).  The rules are the BPF program's:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * capture.h -- the in-process stand-in for the BPF program: build a struct
  * ljs_sample of this very process by the same rules the BPF program uses,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * harness.c -- in-process ground truth for the LuaJIT frame walker.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * harness.h -- pieces of the in-process walker harness shared between its
  * files (harness.c: scenarios and synchronous captures; truth.c: the

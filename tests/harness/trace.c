@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace.c -- Lua functions for trace scenarios (tests/lua/trace_walk_*.lua):
  * the walker's trace decoder (unwind/ljtrace.c) run on this process's own

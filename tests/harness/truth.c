@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * truth.c -- the harness's ground truth: the traceback of the running thread
  * and of each thread that resumed it, from lua_getstack/lua_getinfo, each

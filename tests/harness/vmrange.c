@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vmrange.c -- find the interpreter code range of the LuaJIT this harness
  * is linked with (libluajit*.so, or libluajit.a linked in statically): the FDE of the "zPR" CIE (personality

@@ -38,3 +38,4 @@ end
 io.stdout:flush()
 print("done", run(seconds))
 io.stdout:flush()
+-- SPDX-License-Identifier: GPL-2.0-or-later

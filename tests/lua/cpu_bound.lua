@@ -25,3 +25,4 @@ while os.clock() - t0 < seconds do
   for _ = 1, 10 do acc = acc + hot_b(2000) end
 end
 print("done", acc)
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -49,3 +49,4 @@ while os.clock() - t0 < seconds do
   end
 end
 print("checksum", total)
+-- SPDX-License-Identifier: GPL-2.0-or-later

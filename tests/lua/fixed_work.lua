@@ -19,3 +19,4 @@ for _ = 1, rounds do
   for _ = 1, 50 do acc = acc + top(20000) end
 end
 print(acc)
+-- SPDX-License-Identifier: GPL-2.0-or-later

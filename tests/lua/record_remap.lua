@@ -39,3 +39,4 @@ t = clock()
 zlib_spin(z, buf, n)
 print(string.format("CPU zlib_spin %.3f", clock() - t))
 print("done")
+-- SPDX-License-Identifier: GPL-2.0-or-later

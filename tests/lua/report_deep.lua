@@ -25,3 +25,4 @@ while os.clock() - t0 < seconds do
   acc = acc + rec(DEPTH - 1)
 end
 print("done", acc)
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -26,3 +26,4 @@ while os.clock() - t0 < seconds do
 end
 print("GENERATIONS " .. gens)
 print("done", acc)
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -48,3 +48,4 @@ while os.clock() - t0 < seconds do
   rounds = rounds + 1
 end
 print("done", rounds, acc)
+-- SPDX-License-Identifier: GPL-2.0-or-later

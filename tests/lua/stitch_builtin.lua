@@ -80,3 +80,4 @@ for _, k in ipairs({ "cb", "inner", "outer" }) do
   print("NAME " .. k .. " " .. (names[k] or "?"))
 end
 print("ROUNDS " .. rounds)
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -88,3 +88,4 @@ function entry(seconds, mode)
   end
   print("ROUNDS " .. rounds)
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

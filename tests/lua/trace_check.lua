@@ -301,3 +301,4 @@ function M.check(samples, names, above, protolines)
 end
 
 return M
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -33,3 +33,4 @@ end
 n = 0
 for i = 1, 20000 do if jutil.traceinfo(i) then n = n + 1 end end
 io.write(string.format("end %d traces x %.3f\n", n, x))
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -43,3 +43,4 @@ while os.clock() - t0 < seconds do
   jit.flush()
 end
 print(string.format("phases %d x %.3f", p, x))
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -117,3 +117,4 @@ end
 local t0, x = os.clock(), 1
 while os.clock() - t0 < seconds do x = caller(20000, x) end
 print(string.format("x %.3f", x))
+-- SPDX-License-Identifier: GPL-2.0-or-later

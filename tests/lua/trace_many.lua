@@ -44,3 +44,4 @@ while os.clock() - t0 < seconds do
   for k = 1, 40 do x = fns[k](units[k] * 300, x) end
 end
 print(string.format("x %.3f", x))
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -66,3 +66,4 @@ assert((ab.helper_b or 0) >= 0.05 * st.ontrace, "helper_b rarely seen inlined in
 assert((ab.inner or 0) >= 3, "inner rarely seen inlined two levels deep")
 assert(st.guards >= 50, "too few guards checked against the snapshot search: " .. st.guards)
 capture("end")
+-- SPDX-License-Identifier: GPL-2.0-or-later

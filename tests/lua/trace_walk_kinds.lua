@@ -97,3 +97,4 @@ assert((ab.__index or 0) >= 3, "__index metamethod rarely seen inlined in caller
 assert(st.byproto >= 3, "closures specialized to their prototype rarely seen inlined")
 assert(st.guards >= 50, "too few guards checked against the snapshot search: " .. st.guards)
 capture("end")
+-- SPDX-License-Identifier: GPL-2.0-or-later

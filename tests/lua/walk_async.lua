@@ -50,3 +50,4 @@ n = async_stop({
 })
 assert(n > 20, "too few async samples checked: " .. n)
 capture("after-async")
+-- SPDX-License-Identifier: GPL-2.0-or-later

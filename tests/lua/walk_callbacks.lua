@@ -47,3 +47,4 @@ for i = 1, 2 do
   ffisort()
 end
 cb:free()
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -58,3 +58,4 @@ for i = 1, N do
   assert(ok and v == i, v)
   assert(wrapped(i) == i)
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -44,3 +44,4 @@ for i = 1, 2 do
   collectgarbage()
   collectgarbage()
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

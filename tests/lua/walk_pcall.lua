@@ -42,3 +42,4 @@ for i = 1, N do
   end)
   assert(ok)
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

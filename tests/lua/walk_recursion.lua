@@ -25,3 +25,4 @@ for i = 1, 12 do
   fib(9)
 end
 capture("main")
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -30,3 +30,4 @@ for i = 1, N do
   local b = loop(50, 0)
   local c = obj:method(i)
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

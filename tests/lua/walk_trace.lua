@@ -27,3 +27,4 @@ end
 outer(N)
 deeper(N)
 for i = 1, N do ffi_capture(); capture_check("main-loop") end
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -28,3 +28,4 @@ for i = 1, N do
   local x = select(2, va(1, 2, 3))
   fixed(1, 2, 3)
 end
+-- SPDX-License-Identifier: GPL-2.0-or-later

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bench_native.c -- the native half of the pipeline (unwind/pipeline.h)
  * alone over every sample of a capture file: how fast and how well.

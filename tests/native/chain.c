@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * chain.c -- a known native call chain for the unwinder tests:
  * main -> a -> b -> c, with c spinning in an always-inlined spin().

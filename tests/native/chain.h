@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * chain.h -- the known call chain main -> a -> b -> c (see chain.c).
  */

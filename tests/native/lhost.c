@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * lhost.c -- a C host of Debian's libluajit-5.1 with a known native + Lua
  * call structure, for the stitched-stack tests (tests/e2e/stitch_host.sh).

@@ -47,3 +47,4 @@ function M.frames()
 end
 
 return M
+-- SPDX-License-Identifier: GPL-2.0-or-later

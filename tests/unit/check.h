@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * check.h -- the CHECK macros of the unit tests.  A test program defines
  * `int failures, checks;` once and prints them at the end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect_test.h -- what the files of the test_ljdetect program share.
  */

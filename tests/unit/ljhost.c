@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljhost.c -- a tiny embedder of the system libluajit for live detection
  * tests: creates a state with luaL_newstate, prints "L 0x..." (the main

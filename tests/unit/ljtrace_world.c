@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljtrace_world.c -- builds test_ljtrace's synthetic world; see
  * ljtrace_world.h and the file comment of test_ljtrace.c.

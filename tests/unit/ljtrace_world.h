@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljtrace_world.h -- the synthetic world of test_ljtrace: trace 3 of a
  * main chunk -> caller -> helper program, laid out by LuaJIT's rules in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * snapfile_test.h -- helpers shared by the files of the test_snapfile program.
  */

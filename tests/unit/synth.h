@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * synth.h -- synthetic target memory for the walker's unit tests
  * (test_ljwalk.c, test_ljtrace.c): a byte array that stands at a target

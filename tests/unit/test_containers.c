@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_containers.c -- symtab/vec.h and symtab/intmap.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_folded.c -- frame naming, stack aggregation, the folded writer and
  * the text summary, from synthetic walker results.

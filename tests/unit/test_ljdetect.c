@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_ljdetect.c -- LuaJIT detection on real binaries and live processes.
  *

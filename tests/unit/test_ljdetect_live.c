@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_ljdetect_live.c -- the live-process half of test_ljdetect: spawn an
  * interpreter running a script, detect LuaJIT in it, and check the layout

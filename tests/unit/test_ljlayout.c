@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_ljlayout.c -- the built-in LuaJIT layouts (unwind/ljlayout.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_ljtrace.c -- trace attribution on synthetic LuaJIT memory, in the
  * GC64 (FR2) and non-GC64 encodings, and on hostile trace data.

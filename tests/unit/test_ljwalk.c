@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_ljwalk.c -- the frame walker on synthetic LuaJIT memory, for the
  * GC64 and the non-GC64 encodings (same world, different layout), and on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_native.c -- native unwinding (unwind/native.c) and symbolization
  * (symtab/symbolize.c) of this very process, offline.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_native_ksyms.c -- kernel symbols (symtab/ksyms.c).
  *

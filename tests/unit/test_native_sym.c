@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_native_sym.c -- symbolization details (symtab/symbolize.c,
  * objfile.c, buildid.c) against ground truth from outside the code:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_snapfile.c -- capture file writer/reader/info tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_snapfile_craft.c -- part of test_snapfile: the bounded msgpack cursor,
  * and capture files made by hand with msgpack-c, as a newer (or broken)

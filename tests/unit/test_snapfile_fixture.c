@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_snapfile_fixture.c -- part of test_snapfile: one capture with every
  * record kind, the comparisons of read-back records with the writer's input,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_snapfile_schema.c -- part of test_snapfile: one record of every kind
  * with every field set, and the bytes the writer makes of them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib.sh -- helpers for the tests that run every LuaJIT build
 # (tests/e2e/build_*.sh, nginx_*.sh, doctor_*.sh).  Source it after
 # tests/e2e/lib.sh.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljoffsets.c -- ground truth for a LuaJIT source tree: the offsets ljsnap
  * detects, computed by the compiler from the tree's own headers.  Built by

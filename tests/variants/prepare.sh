@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prepare.sh -- unpack or build the LuaJIT variants the tests run on, once,
 # into a cache directory.  Idempotent (a stamp per variant records the
 # package version and build flags; a change rebuilds), and safe to run from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * livemem.c -- memsrc over process_vm_readv.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * livemem.h -- a memory source that reads a live process with
  * process_vm_readv (no ptrace, no stop).  Used while recording and by tests.

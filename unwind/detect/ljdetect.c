@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect.c -- is this ELF file a LuaJIT, which build, and with which
  * layout?  Also the live validation of a global_State candidate.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect.h -- find LuaJIT in ELF files and live processes, and calibrate
  * its layout: the library libljdetect.a (unwind/detect/).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect_code.c -- calibrate offsets from the x86_64 interpreter's code.
  *

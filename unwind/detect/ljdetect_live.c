@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect_live.c -- check and calibrate a layout against live memory.
  *

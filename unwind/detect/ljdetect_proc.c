@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljdetect_proc.c -- find LuaJIT in a live process through /proc/PID/maps.
  *
