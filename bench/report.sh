@@ -7,6 +7,10 @@
 #
 # usage: sudo bench/report.sh [SECONDS] [HZ]   (from a built tree; root needed;
 #                                              default 12 s at 4999 Hz)
+#        LJSNAP_BASELINE=/path/to/an/older/ljsnap sudo bench/report.sh ...
+#                  also times that build on the same capture, 3 runs each,
+#                  alternating, and prints the ratio of the medians and whether
+#                  the two folded outputs are identical
 #
 # Workload: one `luajit -joff tests/lua/stitch_builtin.lua SECONDS` per CPU
 # (two coroutines deep, string.gsub calling back into Lua: ~16 frames per
@@ -88,3 +92,24 @@ awk -v a="$ls" -v aw="$lw" -v b="$ps" -v bw="$pw" -v pf="$pf" -v lf="$lf" 'BEGIN
 	printf "ratio (samples/s): ljsnap report / perf script = %.2f\n", (rb > 0 ? ra / rb : 0) }'
 grep '^ljsnap report: note: native stacks' "$tmp/err" 2>/dev/null || true
 "$LJSNAP" report -f text "$tmp/lj.ljsnap" 2>/dev/null | grep -E 'native stacks|unwound to the main chunk' | sed 's/^ */ljsnap: /' || true
+
+# An older build on the same capture, side by side (LJSNAP_BASELINE).
+if [ -n "${LJSNAP_BASELINE:-}" ]; then
+	[ -x "$LJSNAP_BASELINE" ] || { echo "LJSNAP_BASELINE=$LJSNAP_BASELINE is not executable"; exit 1; }
+	: > "$tmp/new.t"; : > "$tmp/old.t"
+	for _ in 1 2 3; do
+		timed "$tmp/new.folded" "$LJSNAP" report -f folded "$tmp/lj.ljsnap" >> "$tmp/new.t"
+		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "$tmp/lj.ljsnap" >> "$tmp/old.t"
+	done
+	med() { sort -n -k"$2" "$1" | awk -v k="$2" 'NR == 2 { print $k }'; }
+	nw=$(med "$tmp/new.t" 1); nc=$(med "$tmp/new.t" 2); ow=$(med "$tmp/old.t" 1); oc=$(med "$tmp/old.t" 2)
+	row "ljsnap report (this build, median)" "$ls" "$nw" "$nc"
+	row "ljsnap report (baseline, median)" "$ls" "$ow" "$oc"
+	awk -v nw="$nw" -v ow="$ow" -v nc="$nc" -v oc="$oc" 'BEGIN {
+		printf "ratio this build / baseline: wall %.3f, CPU %.3f\n", (ow > 0 ? nw / ow : 0), (oc > 0 ? nc / oc : 0) }'
+	if cmp -s "$tmp/new.folded" "$tmp/old.folded"; then
+		echo "folded outputs: identical"
+	else
+		echo "folded outputs: differ ($(diff "$tmp/old.folded" "$tmp/new.folded" | grep -c '^[<>]') lines)"
+	fi
+fi
