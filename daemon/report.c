@@ -148,7 +148,6 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->fmt = output__find("text");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -232,6 +231,13 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	o->file = argv[optind];
+	/* No -f: the output file's name says, else the text summary. */
+	if (!o->fmt)
+		o->fmt = output__for_file(o->output);
+	if (!o->fmt)
+		o->fmt = output__find("text");
+	if (o->fmt->needs & OUTPUT_NEEDS_SRC)
+		o->stack_flags |= LJS_PIPE_DETAILS;
 	return 0;
 }
 
@@ -360,6 +366,7 @@ struct walkctx {
 	struct ljs_pipe *rs;
 	struct ljs_pipe_out po;
 	uint64_t unknown_pid;		/* samples of pids never described */
+	uint64_t first_ns, last_ns;	/* sample times seen (monotonic) */
 };
 
 /* Walk one sample and add its stack (kernel, native and Lua frames). */
@@ -386,13 +393,21 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 		rp = &d->proc;
 	}
 	comm = d && d->comm[0] ? d->comm : p->comm[0] ? p->comm : "?";
+	if (!c->first_ns || s->time_ns < c->first_ns)
+		c->first_ns = s->time_ns;
+	if (s->time_ns > c->last_ns)
+		c->last_ns = s->time_ns;
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
 	memsrc__init_sample(&sm, s, &msrc.ms);
 	err = ljs_pipe__sample(c->rs, rp, s, &sm, comm, &c->po);
 	if (!err && c->po.has_trace)
 		err = agg__trace(c->agg, &c->po.trace);
-	if (!err)
-		err = agg__add_stack(c->agg, &c->po.stack, 1);
+	if (!err) {
+		struct agg_labels l = { .pid = s->pid, .tid = s->tid, .vm = c->po.vm };
+
+		err = agg__add_stack(c->agg, &c->po.stack,
+				     (c->o->fmt->needs & OUTPUT_NEEDS_LABELS) ? &l : NULL, 1);
+	}
 	return err;
 }
 
@@ -453,6 +468,16 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		ljs_pipe__missing(c->rs, note_missing, nt);
 	}
 	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->rs));
+	{
+		const struct snapfile_header *h = snapfile_reader__header(r);
+		struct agg_time t = {
+			.start_ns = snapfile_header__wall_ns(h, c->first_ns ? c->first_ns : h->mono_ns),
+			.duration_ns = c->last_ns - c->first_ns,
+			.freq_hz = h->freq_hz,
+		};
+
+		agg__set_time(c->agg, &t);
+	}
 	snapfile_reader__close(r);
 	return err;
 }
@@ -580,6 +605,11 @@ int cmd_report(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "ljsnap report: cannot write the report: %s\n", strerror(-err));
 		goto out;
+	}
+	if (o.output && o.fmt->view) {
+		fprintf(stderr, "ljsnap report: wrote %s (%s); to look at it: ", o.output, o.fmt->name);
+		output__print_view(o.fmt, o.output, stderr);
+		fputc('\n', stderr);
 	}
 	ret = 0;
 out:

@@ -122,18 +122,51 @@ const struct native_unw_stats *ljs_pipe__native_stats(const struct ljs_pipe *r)
 }
 
 /* Append a frame (innermost first). */
-static int put(struct ljs_pipe *r, const char *name, size_t len, enum ljs_fkind kind)
+static int put_src(struct ljs_pipe *r, const char *name, size_t len, enum ljs_fkind kind,
+		   const struct ljs_frame_src *src)
 {
-	int err = ljs_stack__push(r->out, name, len, kind);
+	int err = (r->flags & LJS_PIPE_DETAILS) && src ?
+		  ljs_stack__push_src(r->out, name, len, kind, src) :
+		  ljs_stack__push(r->out, name, len, kind);
 
 	r->last_native = kind == LJS_FK_NATIVE || kind == LJS_FK_NATIVE_INLINED ||
 			 kind == LJS_FK_KERNEL;
 	return err;
 }
 
+/* Append a frame without a source. */
+static int put(struct ljs_pipe *r, const char *name, size_t len, enum ljs_fkind kind)
+{
+	return put_src(r, name, len, kind, NULL);
+}
+
+/* Where a native frame comes from: its mapping, the recorded build id (hex
+ * into hex), the pc looked up. */
+static void native_src(const struct ljs_proc *p, const struct native_frame *f,
+		       const struct sym_info *si, char *hex, size_t hexsize,
+		       struct ljs_frame_src *src)
+{
+	const struct procmap_ent *e = p->pm ? procmap__find(p->pm, f->pc) : NULL;
+
+	memset(src, 0, sizeof(*src));
+	src->addr = f->activation || !f->pc ? f->pc : f->pc - 1;
+	if (e) {
+		src->module = e->path[0] ? e->path : NULL;
+		src->map_start = e->start;
+		src->map_limit = e->end;
+		src->map_offset = e->offset;
+		if (e->obj && e->obj->build_id_len)
+			src->build_id = buildid__hex(e->obj->build_id, e->obj->build_id_len, hex,
+						     hexsize);
+	}
+	if (si && si->name)
+		src->func = si->name;
+}
+
 /* Kernel frames of the sample, innermost first, as "name_[k]". */
 static int put_kernel(struct ljs_pipe *r, const struct ljs_sample *s)
 {
+	struct ljs_frame_src src = { 0 };
 	const struct ljs_section *k = ljs_sample__section(s, LJS_SEC_KSTACK, -1);
 	char name[LJS_NAME_MAX];
 	uint32_t i;
@@ -157,8 +190,11 @@ static int put_kernel(struct ljs_pipe *r, const struct ljs_sample *s)
 			r->st.ksym_missing++;
 			n = snprintf(name, sizeof(name), "0x%" PRIx64 "_[k]", ip);
 		}
-		err = put(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
-			  LJS_FK_KERNEL);
+		src.func = ks ? ks->name : NULL;
+		src.module = ks && ks->module && ks->module[0] ? ks->module : "[kernel.kallsyms]";
+		src.addr = ip;
+		err = put_src(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+			      LJS_FK_KERNEL, &src);
 		if (err)
 			return err;
 	}
@@ -187,23 +223,39 @@ static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
 		      const struct native_frame *f)
 {
 	const struct sym_info *si = NULL;
-	char name[LJS_NAME_MAX];
+	struct ljs_frame_src src, *srcp = NULL;
+	char name[LJS_NAME_MAX], hex[2 * BUILDID_MAX + 1];
 	int in_vm = f->pc >= p->vm_lo && f->pc < p->vm_hi;
+	int have = p->pm && symbolizer__pc(r->sym, p->pm, f->pc, !f->activation, &si) == 0;
 	int n, err;
 	uint32_t k;
 
-	if (p->pm && symbolizer__pc(r->sym, p->pm, f->pc, !f->activation, &si) == 0 && si->name) {
+	if (r->flags & LJS_PIPE_DETAILS) {
+		native_src(p, f, have ? si : NULL, hex, sizeof(hex), &src);
+		srcp = &src;
+	}
+	if (have && si->name) {
 		/* Functions the compiler inlined here, innermost first (DWARF). */
 		for (k = 0; k + 1 < si->nlines; k++) {
 			n = native_name(r, si->lines[k].func ? si->lines[k].func : "[inlined]",
 					&si->lines[k], "_[i]", name, sizeof(name));
-			err = put(r, name, (size_t)n, LJS_FK_NATIVE_INLINED);
+			if (srcp) {
+				src.func = si->lines[k].func;
+				src.file = si->lines[k].file;
+				src.line = si->lines[k].line;
+			}
+			err = put_src(r, name, (size_t)n, LJS_FK_NATIVE_INLINED, srcp);
 			if (err)
 				return err;
 		}
 		n = native_name(r, si->name, si->nlines ? &si->lines[si->nlines - 1] : NULL, "",
 				name, sizeof(name));
-		return put(r, name, (size_t)n, LJS_FK_NATIVE);
+		if (srcp) {
+			src.func = si->name;
+			src.file = si->nlines ? si->lines[si->nlines - 1].file : NULL;
+			src.line = si->nlines ? si->lines[si->nlines - 1].line : 0;
+		}
+		return put_src(r, name, (size_t)n, LJS_FK_NATIVE, srcp);
 	}
 	if (in_vm)
 		n = snprintf(name, sizeof(name), "[LuaJIT interpreter]");
@@ -215,8 +267,8 @@ static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
 		n = snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);
 	if (n < 0)
 		return -EINVAL;
-	return put(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
-		   LJS_FK_NATIVE);
+	return put_src(r, name, (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1,
+		       LJS_FK_NATIVE, srcp);
 }
 
 /* Lua frames [from, to) of the walk, innermost first. */
@@ -249,7 +301,18 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		}
 		n = ljs_name__lua(f, r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0, name,
 				  sizeof(name));
-		err = put(r, name, n, ljs_name__lua_kind(f));
+		if (r->flags & LJS_PIPE_DETAILS) {
+			struct ljs_frame_src src = { 0 };
+
+			src.func = f->kind == LJW_FRAME_FF ? f->ffname : f->name;
+			src.file = f->chunk;
+			src.start_line = f->linedefined > 0 ? f->linedefined : 0;
+			src.line = (r->flags & LJS_PIPE_LINES) && f->line > 0 ? f->line : src.start_line;
+			src.addr = f->kind == LJW_FRAME_C || f->kind == LJW_FRAME_FF ? f->cfunc : 0;
+			err = put_src(r, name, n, ljs_name__lua_kind(f), &src);
+		} else {
+			err = put(r, name, n, ljs_name__lua_kind(f));
+		}
 		if (err)
 			return err;
 	}
@@ -392,6 +455,7 @@ int ljs_pipe__sample(struct ljs_pipe *r, const struct ljs_proc *p, const struct 
 	have_ns = native_unwind(r, p, s, &ns);
 	lua = lua_walk(r, p, s, ms, have_ns ? &ns : NULL);
 	out->lua = lua;
+	out->vm = lua && lua->end != LJW_END_NO_LUA ? (int)ljs_walk__vm(lua) : -1;
 	count_walk(r, p, lua, out);
 
 	if (!(r->flags & (LJS_PIPE_LUA_ONLY | LJS_PIPE_NO_KERNEL)))

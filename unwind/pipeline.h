@@ -37,6 +37,7 @@
 #define LJS_PIPE_NO_KERNEL	0x4	/* no kernel frames */
 #define LJS_PIPE_LINES		0x8	/* Lua frames by current line, native frames with
 					 * their file:line (DWARF) */
+#define LJS_PIPE_DETAILS	0x10	/* frames carry their source (struct ljs_frame_src) */
 
 struct ljs_pipe;
 
@@ -55,6 +56,7 @@ struct ljs_pipe_out {
 	int has_trace;			/* the sample ran in a JIT trace: */
 	struct ljs_trace_hit trace;	/* which (pointers valid until the next sample) */
 	const struct ljw_stack *lua;	/* the Lua walk, or NULL (valid until the next sample) */
+	int vm;				/* enum ljs_vm of the sample, -1: no LuaJIT state */
 };
 
 /* Create (files: where the recorded files are looked up, NULL: this
@@ -98,6 +100,9 @@ size_t ljs_pipe__missing(struct ljs_pipe *p, void (*cb)(void *arg, const char *l
 
 /* Count one sample's walk (st NULL: the process has no usable LuaJIT). */
 void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st);
+
+/* The VM state group of a walk. */
+enum ljs_vm ljs_walk__vm(const struct ljw_stack *st);
 
 /* The trace a walk attributed its sample to: 1 (hit filled) or 0. */
 int ljs_trace_hit__from_walk(struct ljs_trace_hit *hit, const struct ljw_stack *ls);

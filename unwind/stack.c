@@ -29,6 +29,72 @@ void ljs_stack__exit(struct ljs_stack *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* Copy a string into the text: its offset, LJS_NOSTR for NULL, or
+ * LJS_NOSTR - 1 when out of memory. */
+static uint32_t stack__str(struct ljs_stack *st, const char *s)
+{
+	size_t len;
+	uint32_t off;
+
+	if (!s)
+		return LJS_NOSTR;
+	len = strnlen(s, LJS_NAME_MAX - 1);
+	if (st->tlen > UINT32_MAX - 2 * LJS_NAME_MAX ||
+	    VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
+		return LJS_NOSTR - 1;
+	off = (uint32_t)st->tlen;
+	memcpy(st->text + off, s, len);
+	st->text[off + len] = '\0';
+	st->tlen += len + 1;
+	return off;
+}
+
+int ljs_stack__push_src(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind,
+			const struct ljs_frame_src *src)
+{
+	struct ljs_frame *f;
+	int err = ljs_stack__push(st, name, len, kind);
+
+	if (err || !src)
+		return err;
+	f = &st->f[st->n - 1];
+	f->func = stack__str(st, src->func);
+	f->file = stack__str(st, src->file);
+	f->module = stack__str(st, src->module);
+	f->build_id = stack__str(st, src->build_id);
+	if (f->func == LJS_NOSTR - 1 || f->file == LJS_NOSTR - 1 || f->module == LJS_NOSTR - 1 ||
+	    f->build_id == LJS_NOSTR - 1)
+		return -ENOMEM;
+	f->line = src->line;
+	f->start_line = src->start_line;
+	f->addr = src->addr;
+	f->map_start = src->map_start;
+	f->map_limit = src->map_limit;
+	f->map_offset = src->map_offset;
+	f->has_src = 1;
+	return 0;
+}
+
+int ljs_stack__src(const struct ljs_stack *st, size_t i, struct ljs_frame_src *out)
+{
+	const struct ljs_frame *f = &st->f[i];
+
+	memset(out, 0, sizeof(*out));
+	if (!f->has_src)
+		return 0;
+	out->func = f->func == LJS_NOSTR ? NULL : st->text + f->func;
+	out->file = f->file == LJS_NOSTR ? NULL : st->text + f->file;
+	out->module = f->module == LJS_NOSTR ? NULL : st->text + f->module;
+	out->build_id = f->build_id == LJS_NOSTR ? NULL : st->text + f->build_id;
+	out->line = f->line;
+	out->start_line = f->start_line;
+	out->addr = f->addr;
+	out->map_start = f->map_start;
+	out->map_limit = f->map_limit;
+	out->map_offset = f->map_offset;
+	return 1;
+}
+
 int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind)
 {
 	struct ljs_frame *f;
@@ -42,6 +108,7 @@ int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs
 	f->off = (uint32_t)st->tlen;
 	f->len = (uint32_t)len;
 	f->kind = kind;
+	f->has_src = 0;
 	memcpy(st->text + st->tlen, name, len);
 	st->text[st->tlen + len] = '\0';
 	st->tlen += len + 1;
@@ -93,7 +160,7 @@ const char *ljs_trace__src_name(unsigned src)
 }
 
 /* VM state group of a walk (from the walker's vmstate class name). */
-static enum ljs_vm walk__vm(const struct ljw_stack *st)
+enum ljs_vm ljs_walk__vm(const struct ljw_stack *st)
 {
 	static const struct { const char *name; enum ljs_vm vm; } map[] = {
 		{ "interp", LJS_VM_INTERP }, { "c", LJS_VM_C }, { "gc", LJS_VM_GC },
@@ -132,7 +199,7 @@ void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st)
 		return;
 	}
 	s->lua_state++;
-	s->vm[walk__vm(st)]++;
+	s->vm[ljs_walk__vm(st)]++;
 	s->truncated += st->truncated != 0;
 	s->frames += st->nframes;
 	if (st->nframes > s->max_depth)

@@ -54,10 +54,32 @@ static inline int ljs_fkind__is_lua(enum ljs_fkind k)
 	return k == LJS_FK_LUA || k == LJS_FK_LUA_TRACE || k == LJS_FK_LUA_INLINED;
 }
 
+/*
+ * What a frame is beyond its name, for the outputs that keep files, lines
+ * and addresses (pprof, speedscope, html).  Filled by the pipeline with
+ * LJS_PIPE_DETAILS; every field may be unknown (NULL / 0).
+ */
+struct ljs_frame_src {
+	const char *func;	/* the function alone: "hot_a", "main chunk", a symbol */
+	const char *file;	/* Lua chunk ("x.lua", no '@') or C source file */
+	int line;		/* Lua: current line (--lines) or linedefined; C: DWARF line */
+	int start_line;		/* Lua: linedefined */
+	const char *module;	/* native: the mapped file as recorded; kernel: its module */
+	const char *build_id;	/* native: the mapped file's build id, hex */
+	uint64_t addr;		/* native and kernel: the pc (a return address minus 1) */
+	uint64_t map_start, map_limit, map_offset;	/* native: its mapping */
+};
+
+#define LJS_NOSTR	UINT32_MAX	/* a string field of struct ljs_frame that is unknown */
+
 struct ljs_frame {
 	uint32_t off;		/* name at ljs_stack.text + off, NUL-terminated */
 	uint32_t len;
 	enum ljs_fkind kind;
+	int has_src;		/* the fields below were set (ljs_stack__push_src) */
+	uint32_t func, file, module, build_id;	/* offsets into text, or LJS_NOSTR */
+	int line, start_line;
+	uint64_t addr, map_start, map_limit, map_offset;
 };
 
 /* A stack of named frames, root (index 0) first once finished. */
@@ -74,6 +96,14 @@ void ljs_stack__exit(struct ljs_stack *st);
 
 /* Append a frame (name cut at LJS_NAME_MAX - 1 bytes).  0 or -ENOMEM. */
 int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind);
+
+/* Append a frame with what is known of its source (strings copied).
+ * 0 or -ENOMEM. */
+int ljs_stack__push_src(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind,
+			const struct ljs_frame_src *src);
+
+/* The source of frame i (pointers into the stack): 1, or 0 when none was set. */
+int ljs_stack__src(const struct ljs_stack *st, size_t i, struct ljs_frame_src *out);
 
 /* Reverse the order of the frames (builders push innermost first). */
 void ljs_stack__reverse(struct ljs_stack *st);

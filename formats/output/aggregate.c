@@ -9,55 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/output/aggregate.h"
+#include "formats/output/aggregate_int.h"
 #include "symtab/vec.h"
-
-#define AGG_IDS_MAX	(UINT32_MAX - 1)	/* frames, stacks, pooled ids */
-
-struct agg_fr {
-	uint64_t hash;
-	uint64_t off;			/* name bytes at str + off */
-	uint32_t len;
-	uint32_t base;			/* id of the name without its suffix */
-	uint8_t kind;			/* enum ljs_fkind */
-};
-
-struct agg_st {
-	uint64_t hash;
-	uint64_t off;			/* ids at ids + off */
-	uint32_t n;
-	uint64_t count;
-};
-
-struct agg {
-	unsigned flags;
-	char *str;			/* frame names, back to back */
-	size_t nstr, strcap;
-	struct agg_fr *fr;
-	size_t nfr, frcap;
-	uint32_t *fhash;		/* open addressing: frame id + 1, 0 = empty */
-	size_t fhcap;
-	uint32_t *ids;			/* stacks' ids, back to back */
-	size_t nids, idcap;
-	struct agg_st *st;
-	size_t nst, stcap;
-	uint32_t *shash;		/* open addressing: stack index + 1 */
-	size_t shcap;
-	uint64_t total;
-	struct ljs_walk_stats walk;
-	struct agg_stack scratch;	/* agg__add_stack's ids */
-	/* samples per JIT trace: open addressing by name */
-	struct agg_trace *tr;
-	size_t ntr, trcap;		/* trcap: power of two */
-	uint64_t tsrc[LJS_TRACE_SRC_MAX];
-	struct agg_trace *tsorted;	/* agg__traces' copy */
-	/* where the samples came from */
-	char *file, *selection;
-	struct agg_proc *procs;
-	size_t nprocs, proccap;
-	char **notes;
-	size_t nnotes, notecap;
-};
 
 /* -- Small helpers ------------------------------------------------------------ */
 
@@ -155,8 +108,6 @@ struct agg *agg__new(unsigned flags)
 /* Free an aggregate. */
 void agg__delete(struct agg *a)
 {
-	size_t i;
-
 	if (!a)
 		return;
 	free(a->str);
@@ -166,22 +117,11 @@ void agg__delete(struct agg *a)
 	free(a->st);
 	free(a->shash);
 	agg_stack__exit(&a->scratch);
-	for (i = 0; i < a->trcap; i++) {
-		free((char *)a->tr[i].name);
-		free((char *)a->tr[i].label);
-	}
-	free(a->tr);
-	free(a->tsorted);
-	free(a->file);
-	free(a->selection);
-	for (i = 0; i < a->nprocs; i++) {
-		free((char *)a->procs[i].comm);
-		free((char *)a->procs[i].build);
-	}
-	free(a->procs);
-	for (i = 0; i < a->nnotes; i++)
-		free(a->notes[i]);
-	free(a->notes);
+	free(a->fsrc);
+	free(a->sgroup);
+	free(a->grp);
+	free(a->groups);
+	agg__meta_exit(a);
 	free(a);
 }
 
@@ -339,7 +279,8 @@ static int stacks__rehash(struct agg *a, size_t cap)
 }
 
 /* Add count samples of a stack. */
-int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
+/* Intern a stack of ids with count samples: its index, or -EINVAL / -ENOMEM. */
+static long stack__intern(struct agg *a, const struct agg_stack *sb, uint64_t count)
 {
 	uint64_t h;
 	struct agg_st *s;
@@ -358,7 +299,7 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
 			    !memcmp(a->ids + s->off, sb->ids, sb->n * sizeof(*sb->ids))) {
 				s->count += count;
 				a->total += count;
-				return 0;
+				return (long)a->shash[slot] - 1;
 			}
 		}
 	}
@@ -378,13 +319,102 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
 		;
 	a->shash[slot] = (uint32_t)(++a->nst);
 	a->total += count;
+	return (long)a->nst - 1;
+}
+
+/* Add count samples of a stack of ids. */
+int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
+{
+	long idx = stack__intern(a, sb, count);
+
+	return idx < 0 ? (int)idx : 0;
+}
+
+/* Copy a string of a frame's source into the name arena: its offset,
+ * AGG_NOSTR for NULL; -ENOMEM leaves *off unchanged. */
+static int fsrc__str(struct agg *a, const char *s, uint64_t *off)
+{
+	size_t len;
+
+	if (!s) {
+		*off = AGG_NOSTR;
+		return 0;
+	}
+	len = strlen(s);
+	if (VEC_GROW(a->str, &a->strcap, a->nstr + len + 1))
+		return -ENOMEM;
+	memcpy(a->str + a->nstr, s, len + 1);
+	*off = a->nstr;
+	a->nstr += len + 1;
+	return 0;
+}
+
+/* Keep the source of frame id (the first one given wins). */
+static int fsrc__keep(struct agg *a, uint32_t id, const struct ljs_frame_src *src)
+{
+	struct agg_fsrc *f;
+
+	if (id < a->nfsrc && a->fsrc[id].has)
+		return 0;
+	if (VEC_GROW(a->fsrc, &a->fsrccap, (size_t)id + 1))
+		return -ENOMEM;
+	if (id >= a->nfsrc) {
+		memset(a->fsrc + a->nfsrc, 0, ((size_t)id + 1 - a->nfsrc) * sizeof(*a->fsrc));
+		a->nfsrc = (size_t)id + 1;
+	}
+	f = &a->fsrc[id];
+	if (fsrc__str(a, src->func, &f->func) || fsrc__str(a, src->file, &f->file) ||
+	    fsrc__str(a, src->module, &f->module) || fsrc__str(a, src->build_id, &f->build_id))
+		return -ENOMEM;
+	f->line = src->line;
+	f->start_line = src->start_line;
+	f->addr = src->addr;
+	f->map_start = src->map_start;
+	f->map_limit = src->map_limit;
+	f->map_offset = src->map_offset;
+	f->has = 1;
+	return 0;
+}
+
+/* Count samples of stack idx under labels l. */
+static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, uint64_t count)
+{
+	struct agg_grp *g;
+	uint32_t k;
+
+	if (VEC_GROW(a->sgroup, &a->sgroupcap, (size_t)idx + 1))
+		return -ENOMEM;
+	if (idx >= a->nsgroup) {
+		memset(a->sgroup + a->nsgroup, 0, ((size_t)idx + 1 - a->nsgroup) * sizeof(*a->sgroup));
+		a->nsgroup = (size_t)idx + 1;
+	}
+	for (k = a->sgroup[idx]; k; k = g->next) {
+		g = &a->grp[k - 1];
+		if (g->g.pid == l->pid && g->g.tid == l->tid && g->g.vm == l->vm) {
+			g->g.count += count;
+			return 0;
+		}
+	}
+	if (a->ngrp >= AGG_IDS_MAX || VEC_GROW(a->grp, &a->grpcap, a->ngrp + 1))
+		return -ENOMEM;
+	g = &a->grp[a->ngrp++];
+	g->g.stack = idx;
+	g->g.pid = l->pid;
+	g->g.tid = l->tid;
+	g->g.vm = l->vm;
+	g->g.count = count;
+	g->next = a->sgroup[idx];
+	a->sgroup[idx] = (uint32_t)a->ngrp;
 	return 0;
 }
 
 /* Add count samples of a named stack. */
-int agg__add_stack(struct agg *a, const struct ljs_stack *st, uint64_t count)
+int agg__add_stack(struct agg *a, const struct ljs_stack *st, const struct agg_labels *l,
+		   uint64_t count)
 {
+	struct ljs_frame_src src;
 	size_t i;
+	long idx;
 	int err;
 
 	if (!a || !st)
@@ -393,117 +423,15 @@ int agg__add_stack(struct agg *a, const struct ljs_stack *st, uint64_t count)
 	for (i = 0; i < st->n; i++) {
 		err = agg__push(a, &a->scratch, st->text + st->f[i].off, st->f[i].len,
 				st->f[i].kind);
+		if (!err && ljs_stack__src(st, i, &src))
+			err = fsrc__keep(a, a->scratch.ids[a->scratch.n - 1], &src);
 		if (err)
 			return err;
 	}
-	return agg__add(a, &a->scratch, count);
-}
-
-/* djb2 of a NUL-terminated name. */
-static size_t trace__hash(const char *c)
-{
-	size_t h = 5381;
-
-	for (; *c; c++)
-		h = h * 33 + (unsigned char)*c;
-	return h;
-}
-
-/* Double the trace table. */
-static int traces__grow(struct agg *a)
-{
-	size_t ncap = a->trcap ? a->trcap * 2 : 64, k, i;
-	struct agg_trace *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (k = 0; k < a->trcap; k++) {
-		if (!a->tr[k].name)
-			continue;
-		for (i = trace__hash(a->tr[k].name) & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
-			;
-		nv[i] = a->tr[k];
-	}
-	free(a->tr);
-	a->tr = nv;
-	a->trcap = ncap;
-	return 0;
-}
-
-/* Count one sample in its trace (traces are few: names hashed as strings). */
-int agg__trace(struct agg *a, const struct ljs_trace_hit *hit)
-{
-	char name[512], label[768];
-	size_t i;
-
-	a->tsrc[hit->src < LJS_TRACE_SRC_MAX ? hit->src : 0]++;
-	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", hit->traceno,
-		 hit->chunk ? hit->chunk : "?", hit->startline, hit->root);
-	if ((a->ntr + 1) * 2 > a->trcap && traces__grow(a))
-		return -ENOMEM;
-	for (i = trace__hash(name) & (a->trcap - 1); a->tr[i].name; i = (i + 1) & (a->trcap - 1))
-		if (!strcmp(a->tr[i].name, name)) {
-			a->tr[i].n++;
-			return 0;
-		}
-	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name,
-		 hit->start_fn ? "function " : "", hit->start_fn ? hit->start_fn : "function",
-		 hit->chunk ? hit->chunk : "?", hit->linedefined);
-	a->tr[i].name = strdup(name);
-	a->tr[i].label = strdup(label);
-	if (!a->tr[i].name || !a->tr[i].label)
-		return -ENOMEM;
-	a->tr[i].n = 1;
-	a->ntr++;
-	return 0;
-}
-
-/* The walk statistics. */
-void agg__set_walk(struct agg *a, const struct ljs_walk_stats *ws)
-{
-	a->walk = *ws;
-}
-
-/* Where the samples came from. */
-int agg__set_source(struct agg *a, const char *file, const char *selection)
-{
-	free(a->file);
-	free(a->selection);
-	a->file = file ? strdup(file) : NULL;
-	a->selection = selection ? strdup(selection) : NULL;
-	return (file && !a->file) || (selection && !a->selection) ? -ENOMEM : 0;
-}
-
-/* A process that had samples. */
-int agg__add_proc(struct agg *a, const struct agg_proc *p)
-{
-	struct agg_proc *d;
-
-	if (VEC_GROW(a->procs, &a->proccap, a->nprocs + 1))
-		return -ENOMEM;
-	d = &a->procs[a->nprocs];
-	*d = *p;
-	d->comm = p->comm ? strdup(p->comm) : NULL;
-	d->build = p->build ? strdup(p->build) : NULL;
-	if ((p->comm && !d->comm) || (p->build && !d->build)) {
-		free((char *)d->comm);
-		free((char *)d->build);
-		return -ENOMEM;
-	}
-	a->nprocs++;
-	return 0;
-}
-
-/* A note. */
-int agg__add_note(struct agg *a, const char *note)
-{
-	char *c;
-
-	if (VEC_GROW(a->notes, &a->notecap, a->nnotes + 1) ||
-	    !(c = strdup(note)))
-		return -ENOMEM;
-	a->notes[a->nnotes++] = c;
-	return 0;
+	idx = stack__intern(a, &a->scratch, count);
+	if (idx < 0)
+		return (int)idx;
+	return l ? group__add(a, (uint32_t)idx, l, count) : 0;
 }
 
 /* -- Reading ------------------------------------------------------------------------- */
@@ -518,12 +446,6 @@ unsigned agg__flags(const struct agg *a)
 uint64_t agg__total(const struct agg *a)
 {
 	return a->total;
-}
-
-/* Walk statistics. */
-const struct ljs_walk_stats *agg__walk(const struct agg *a)
-{
-	return &a->walk;
 }
 
 /* Number of distinct frame names. */
@@ -571,59 +493,41 @@ int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, u
 	return 0;
 }
 
-/* Samples per way of attributing them to a trace. */
-const uint64_t *agg__trace_src(const struct agg *a)
+/* Where frame id comes from. */
+int agg__frame_src(const struct agg *a, uint32_t id, struct ljs_frame_src *out)
 {
-	return a->tsrc;
+	const struct agg_fsrc *f;
+
+	memset(out, 0, sizeof(*out));
+	if (id >= a->nfsrc || !a->fsrc[id].has)
+		return 0;
+	f = &a->fsrc[id];
+	out->func = f->func == AGG_NOSTR ? NULL : a->str + f->func;
+	out->file = f->file == AGG_NOSTR ? NULL : a->str + f->file;
+	out->module = f->module == AGG_NOSTR ? NULL : a->str + f->module;
+	out->build_id = f->build_id == AGG_NOSTR ? NULL : a->str + f->build_id;
+	out->line = f->line;
+	out->start_line = f->start_line;
+	out->addr = f->addr;
+	out->map_start = f->map_start;
+	out->map_limit = f->map_limit;
+	out->map_offset = f->map_offset;
+	return 1;
 }
 
-/* qsort: by count descending, then name. */
-static int trace__cmp(const void *x, const void *y)
+/* The labelled groups, in the order first seen. */
+const struct agg_group *agg__groups(const struct agg *a, size_t *n)
 {
-	const struct agg_trace *p = x, *q = y;
-
-	if (p->n != q->n)
-		return p->n > q->n ? -1 : 1;
-	return strcmp(p->name, q->name);
-}
-
-/* The traces with samples, sorted. */
-const struct agg_trace *agg__traces(const struct agg *a, size_t *n)
-{
-	struct agg *m = (struct agg *)a;	/* the sorted copy is a cache */
-	size_t i, k = 0;
+	struct agg *m = (struct agg *)a;	/* the flat copy is a cache */
+	size_t i;
 
 	*n = 0;
-	free(m->tsorted);
-	m->tsorted = a->ntr ? malloc(a->ntr * sizeof(*m->tsorted)) : NULL;
-	if (!m->tsorted)
+	free(m->groups);
+	m->groups = a->ngrp ? malloc(a->ngrp * sizeof(*m->groups)) : NULL;
+	if (!m->groups)
 		return NULL;
-	for (i = 0; i < a->trcap; i++)
-		if (a->tr[i].name)
-			m->tsorted[k++] = a->tr[i];
-	qsort(m->tsorted, k, sizeof(*m->tsorted), trace__cmp);
-	*n = k;
-	return m->tsorted;
-}
-
-const char *agg__source_file(const struct agg *a)
-{
-	return a->file;
-}
-
-const char *agg__source_selection(const struct agg *a)
-{
-	return a->selection;
-}
-
-const struct agg_proc *agg__procs(const struct agg *a, size_t *n)
-{
-	*n = a->nprocs;
-	return a->procs;
-}
-
-const char *const *agg__notes(const struct agg *a, size_t *n)
-{
-	*n = a->nnotes;
-	return (const char *const *)a->notes;
+	for (i = 0; i < a->ngrp; i++)
+		m->groups[i] = a->grp[i].g;
+	*n = a->ngrp;
+	return m->groups;
 }

@@ -43,6 +43,27 @@ struct agg_trace {
 	uint64_t n;
 };
 
+/* What a sample is besides its stack (pprof labels, speedscope profiles). */
+struct agg_labels {
+	uint32_t pid, tid;
+	int vm;				/* enum ljs_vm, or -1: no LuaJIT state */
+};
+
+/* The samples of one stack with the same labels. */
+struct agg_group {
+	uint32_t stack;			/* index for agg__stack */
+	uint32_t pid, tid;
+	int vm;
+	uint64_t count;
+};
+
+/* When the samples were taken. */
+struct agg_time {
+	uint64_t start_ns;		/* wall clock (ns since the epoch) of the recording's start */
+	uint64_t duration_ns;		/* first to last sample */
+	uint32_t freq_hz;		/* sampling frequency per CPU (0 unknown) */
+};
+
 struct agg;
 
 /* Allocate (flags: AGG_*) / free. */
@@ -55,9 +76,11 @@ void agg__delete(struct agg *a);
  * -ENOMEM.  The same name with another kind is another frame. */
 long agg__frame(struct agg *a, const char *name, size_t len, enum ljs_fkind kind);
 
-/* Add count samples of a named stack (root first).  0, -EINVAL (empty),
- * -ENOMEM. */
-int agg__add_stack(struct agg *a, const struct ljs_stack *st, uint64_t count);
+/* Add count samples of a named stack (root first), with their labels (NULL:
+ * none kept) and the frames' sources where the stack has them (the first
+ * source seen for a frame is kept).  0, -EINVAL (empty), -ENOMEM. */
+int agg__add_stack(struct agg *a, const struct ljs_stack *st, const struct agg_labels *l,
+		   uint64_t count);
 
 /* Building a stack of ids: reset, then push frames root first.  0 or -ENOMEM. */
 void agg_stack__reset(struct agg_stack *sb);
@@ -72,6 +95,9 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count);
 
 /* Count one sample in its JIT trace.  0 or -ENOMEM. */
 int agg__trace(struct agg *a, const struct ljs_trace_hit *hit);
+
+/* When the samples were taken (copied). */
+void agg__set_time(struct agg *a, const struct agg_time *t);
 
 /* The walk statistics of the samples (copied). */
 void agg__set_walk(struct agg *a, const struct ljs_walk_stats *ws);
@@ -98,9 +124,19 @@ enum ljs_fkind agg__frame_kind(const struct agg *a, uint32_t id);
 /* The id of the same name without its "_[j]" / "_[i]" / "_[k]" suffix. */
 uint32_t agg__frame_base(const struct agg *a, uint32_t id);
 
+/* Where frame id comes from (pointers valid for the life of a): 1, or 0
+ * when no source was given for it. */
+int agg__frame_src(const struct agg *a, uint32_t id, struct ljs_frame_src *out);
+
 size_t agg__nstacks(const struct agg *a);
 /* Stack i: its ids (root first) and count.  -EINVAL if i is out of range. */
 int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, uint64_t *count);
+
+/* The labelled groups of samples, in the order first seen (those added with
+ * labels; their counts add up to agg__total when every sample had labels). */
+const struct agg_group *agg__groups(const struct agg *a, size_t *n);
+
+const struct agg_time *agg__time(const struct agg *a);
 
 /* Samples per way of attributing them to a trace (index: ljs_trace__src_name). */
 const uint64_t *agg__trace_src(const struct agg *a);

@@ -10,9 +10,9 @@
 
 static const struct output_format formats[] = {
 	{ "text", "top functions, VM states and how completely the stacks were unwound", 1,
-	  textreport__write },
+	  textreport__write, ".txt", NULL, 0 },
 	{ "folded", "one line per distinct stack (flamegraph.pl, inferno, speedscope)", 0,
-	  folded__write },
+	  folded__write, ".folded", "flamegraph.pl %s > flame.svg, or load it in speedscope", 0 },
 };
 
 const struct output_format *output__find(const char *name)
@@ -23,6 +23,35 @@ const struct output_format *output__find(const char *name)
 		if (!strcmp(formats[i].name, name))
 			return &formats[i];
 	return NULL;
+}
+
+const struct output_format *output__for_file(const char *path)
+{
+	const struct output_format *best = NULL;
+	size_t i, n = path ? strlen(path) : 0, k;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (!formats[i].suffix)
+			continue;
+		k = strlen(formats[i].suffix);
+		if (k <= n && !strcmp(path + n - k, formats[i].suffix) &&
+		    (!best || k > strlen(best->suffix)))
+			best = &formats[i];
+	}
+	return best;
+}
+
+void output__print_view(const struct output_format *f, const char *path, FILE *out)
+{
+	const char *p, *q;
+
+	if (!f->view)
+		return;
+	for (p = f->view; (q = strstr(p, "%s")) != NULL; p = q + 2) {
+		fwrite(p, 1, (size_t)(q - p), out);
+		fputs(path, out);
+	}
+	fputs(p, out);
 }
 
 const struct output_format *output__formats(size_t *n)

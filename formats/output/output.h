@@ -27,10 +27,22 @@ struct output_format {
 					 * the caller writes them to stderr) */
 	/* 0, -ENOMEM, or -EIO on a write error */
 	int (*write)(const struct agg *a, const struct output_opts *o, FILE *out);
+	const char *suffix;		/* -o names ending so choose this format without -f */
+	const char *view;		/* how to look at the file, "%s" = its name (NULL: none) */
+	unsigned needs;			/* OUTPUT_NEEDS_* */
 };
+
+#define OUTPUT_NEEDS_SRC	0x1	/* frames with files, lines, addresses (LJS_PIPE_DETAILS) */
+#define OUTPUT_NEEDS_LABELS	0x2	/* samples grouped by pid, tid and VM state */
 
 /* The format called name, or NULL. */
 const struct output_format *output__find(const char *name);
+
+/* The format whose suffix ends path (the longest match), or NULL. */
+const struct output_format *output__for_file(const char *path);
+
+/* Print f's view hint with every "%s" replaced by path (nothing without one). */
+void output__print_view(const struct output_format *f, const char *path, FILE *out);
 
 /* Every format, in the table's order. */
 const struct output_format *output__formats(size_t *n);

@@ -209,7 +209,7 @@ static void add(struct agg *a, const char *root, const struct ljw_stack *st, int
 					  sizeof(name));
 			CHECK(ljs_stack__push(&sb, name, n, ljs_name__lua_kind(&st->frames[k - 1])) == 0);
 		}
-		CHECK(agg__add_stack(a, &sb, 1) == 0);
+		CHECK(agg__add_stack(a, &sb, NULL, 1) == 0);
 	}
 	ljs_stack__exit(&sb);
 }
@@ -537,6 +537,53 @@ static void test_text(void)
 	agg__delete(a);
 }
 
+/* Labelled groups and frame sources: kept as given, counts add up. */
+static void test_groups_src(void)
+{
+	struct agg *a = agg__new(0);
+	struct ljs_stack st = { 0 };
+	struct ljs_frame_src src = { .func = "leaf", .file = "x.lua", .line = 7, .start_line = 5 },
+			     got, nsrc = { .func = "memset", .module = "/lib/libc.so.6",
+					   .build_id = "abcd", .addr = 0x1234, .map_start = 0x1000,
+					   .map_limit = 0x2000, .map_offset = 0x10 };
+	struct agg_labels l1 = { 10, 11, LJS_VM_INTERP }, l2 = { 10, 12, LJS_VM_TRACE };
+	const struct agg_group *g;
+	size_t n, i;
+	uint64_t sum = 0;
+	long id;
+
+	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+	CHECK(ljs_stack__push_src(&st, "leaf x.lua:5", 12, LJS_FK_LUA, &src) == 0);
+	CHECK(ljs_stack__push_src(&st, "memset", 6, LJS_FK_NATIVE, &nsrc) == 0);
+	CHECK(agg__add_stack(a, &st, &l1, 2) == 0);
+	CHECK(agg__add_stack(a, &st, &l2, 3) == 0);
+	CHECK(agg__add_stack(a, &st, &l1, 1) == 0);
+	src.line = 99;			/* a later source of the same frame is not kept */
+	ljs_stack__reset(&st);
+	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+	CHECK(ljs_stack__push_src(&st, "leaf x.lua:5", 12, LJS_FK_LUA, &src) == 0);
+	CHECK(agg__add_stack(a, &st, NULL, 4) == 0);
+	g = agg__groups(a, &n);
+	CHECK(g && n == 2);
+	for (i = 0; g && i < n; i++)
+		sum += g[i].count;
+	CHECK(sum == 6 && agg__total(a) == 10 && agg__nstacks(a) == 2);
+	CHECK(g && g[0].pid == 10 && g[0].tid == 11 && g[0].vm == LJS_VM_INTERP && g[0].count == 3);
+	CHECK(g && g[1].tid == 12 && g[1].vm == LJS_VM_TRACE && g[1].count == 3);
+	id = agg__frame(a, "leaf x.lua:5", 12, LJS_FK_LUA);
+	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 1 && got.line == 7 &&
+	      got.start_line == 5 && !strcmp(got.file, "x.lua") && !strcmp(got.func, "leaf"));
+	id = agg__frame(a, "memset", 6, LJS_FK_NATIVE);
+	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 1 && got.addr == 0x1234 &&
+	      !strcmp(got.module, "/lib/libc.so.6") && !strcmp(got.build_id, "abcd") &&
+	      got.map_start == 0x1000 && got.map_limit == 0x2000 && got.map_offset == 0x10 &&
+	      !got.file);
+	id = agg__frame(a, "app", 3, LJS_FK_ROOT);
+	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 0);
+	ljs_stack__exit(&st);
+	agg__delete(a);
+}
+
 int main(void)
 {
 	test_names();
@@ -544,6 +591,7 @@ int main(void)
 	test_folded_random();
 	test_stats();
 	test_text();
+	test_groups_src();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * aggregate_int.h -- the profile model's insides, shared by aggregate.c
+ * (interning frames, stacks, sources and labels) and aggregate_meta.c
+ * (what the outputs print beside the stacks).  Outputs use aggregate.h.
+ */
+#ifndef LJSNAP_AGGREGATE_INT_H
+#define LJSNAP_AGGREGATE_INT_H
+
+#include <stdint.h>
+
+#include "formats/output/aggregate.h"
+
+#define AGG_IDS_MAX	(UINT32_MAX - 1)	/* frames, stacks, pooled ids */
+
+struct agg_fr {
+	uint64_t hash;
+	uint64_t off;			/* name bytes at str + off */
+	uint32_t len;
+	uint32_t base;			/* id of the name without its suffix */
+	uint8_t kind;			/* enum ljs_fkind */
+};
+
+struct agg_st {
+	uint64_t hash;
+	uint64_t off;			/* ids at ids + off */
+	uint32_t n;
+	uint64_t count;
+};
+
+/* A frame's source: string offsets into agg.str (AGG_NOSTR: unknown). */
+#define AGG_NOSTR	UINT64_MAX
+struct agg_fsrc {
+	int has;
+	uint64_t func, file, module, build_id;
+	int line, start_line;
+	uint64_t addr, map_start, map_limit, map_offset;
+};
+
+/* One labelled group of one stack. */
+struct agg_grp {
+	struct agg_group g;
+	uint32_t next;			/* index + 1 of the stack's next group, 0 none */
+};
+
+struct agg {
+	unsigned flags;
+	char *str;			/* frame names, back to back */
+	size_t nstr, strcap;
+	struct agg_fr *fr;
+	size_t nfr, frcap;
+	uint32_t *fhash;		/* open addressing: frame id + 1, 0 = empty */
+	size_t fhcap;
+	uint32_t *ids;			/* stacks' ids, back to back */
+	size_t nids, idcap;
+	struct agg_st *st;
+	size_t nst, stcap;
+	uint32_t *shash;		/* open addressing: stack index + 1 */
+	size_t shcap;
+	uint64_t total;
+	/* where frames come from (agg__frame_src), by frame id */
+	struct agg_fsrc *fsrc;
+	size_t nfsrc, fsrccap;
+	/* labelled groups: per stack its first group + 1, groups chained */
+	uint32_t *sgroup;
+	size_t nsgroup, sgroupcap;
+	struct agg_grp *grp;
+	size_t ngrp, grpcap;
+	struct agg_group *groups;	/* agg__groups' copy */
+	struct ljs_walk_stats walk;
+	struct agg_time time;
+	struct agg_stack scratch;	/* agg__add_stack's ids */
+	/* samples per JIT trace: open addressing by name */
+	struct agg_trace *tr;
+	size_t ntr, trcap;		/* trcap: power of two */
+	uint64_t tsrc[LJS_TRACE_SRC_MAX];
+	struct agg_trace *tsorted;	/* agg__traces' copy */
+	/* where the samples came from */
+	char *file, *selection;
+	struct agg_proc *procs;
+	size_t nprocs, proccap;
+	char **notes;
+	size_t nnotes, notecap;
+};
+
+/* Free what aggregate_meta.c holds. */
+void agg__meta_exit(struct agg *a);
+
+#endif /* LJSNAP_AGGREGATE_INT_H */

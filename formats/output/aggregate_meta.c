@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * aggregate_meta.c -- what the profile model holds beside its stacks: the
+ * samples per JIT trace, the walk statistics, when and where the samples
+ * came from, the processes and the notes (see aggregate.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/output/aggregate_int.h"
+#include "symtab/vec.h"
+
+/* Free what this file holds. */
+void agg__meta_exit(struct agg *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->trcap; i++) {
+		free((char *)a->tr[i].name);
+		free((char *)a->tr[i].label);
+	}
+	free(a->tr);
+	free(a->tsorted);
+	free(a->file);
+	free(a->selection);
+	for (i = 0; i < a->nprocs; i++) {
+		free((char *)a->procs[i].comm);
+		free((char *)a->procs[i].build);
+	}
+	free(a->procs);
+	for (i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->notes);
+}
+
+/* djb2 of a NUL-terminated name. */
+static size_t trace__hash(const char *c)
+{
+	size_t h = 5381;
+
+	for (; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	return h;
+}
+
+/* Double the trace table. */
+static int traces__grow(struct agg *a)
+{
+	size_t ncap = a->trcap ? a->trcap * 2 : 64, k, i;
+	struct agg_trace *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (k = 0; k < a->trcap; k++) {
+		if (!a->tr[k].name)
+			continue;
+		for (i = trace__hash(a->tr[k].name) & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
+			;
+		nv[i] = a->tr[k];
+	}
+	free(a->tr);
+	a->tr = nv;
+	a->trcap = ncap;
+	return 0;
+}
+
+/* Count one sample in its trace (traces are few: names hashed as strings). */
+int agg__trace(struct agg *a, const struct ljs_trace_hit *hit)
+{
+	char name[512], label[768];
+	size_t i;
+
+	a->tsrc[hit->src < LJS_TRACE_SRC_MAX ? hit->src : 0]++;
+	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", hit->traceno,
+		 hit->chunk ? hit->chunk : "?", hit->startline, hit->root);
+	if ((a->ntr + 1) * 2 > a->trcap && traces__grow(a))
+		return -ENOMEM;
+	for (i = trace__hash(name) & (a->trcap - 1); a->tr[i].name; i = (i + 1) & (a->trcap - 1))
+		if (!strcmp(a->tr[i].name, name)) {
+			a->tr[i].n++;
+			return 0;
+		}
+	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name,
+		 hit->start_fn ? "function " : "", hit->start_fn ? hit->start_fn : "function",
+		 hit->chunk ? hit->chunk : "?", hit->linedefined);
+	a->tr[i].name = strdup(name);
+	a->tr[i].label = strdup(label);
+	if (!a->tr[i].name || !a->tr[i].label)
+		return -ENOMEM;
+	a->tr[i].n = 1;
+	a->ntr++;
+	return 0;
+}
+
+/* The walk statistics. */
+void agg__set_walk(struct agg *a, const struct ljs_walk_stats *ws)
+{
+	a->walk = *ws;
+}
+
+/* Where the samples came from. */
+int agg__set_source(struct agg *a, const char *file, const char *selection)
+{
+	free(a->file);
+	free(a->selection);
+	a->file = file ? strdup(file) : NULL;
+	a->selection = selection ? strdup(selection) : NULL;
+	return (file && !a->file) || (selection && !a->selection) ? -ENOMEM : 0;
+}
+
+/* A process that had samples. */
+int agg__add_proc(struct agg *a, const struct agg_proc *p)
+{
+	struct agg_proc *d;
+
+	if (VEC_GROW(a->procs, &a->proccap, a->nprocs + 1))
+		return -ENOMEM;
+	d = &a->procs[a->nprocs];
+	*d = *p;
+	d->comm = p->comm ? strdup(p->comm) : NULL;
+	d->build = p->build ? strdup(p->build) : NULL;
+	if ((p->comm && !d->comm) || (p->build && !d->build)) {
+		free((char *)d->comm);
+		free((char *)d->build);
+		return -ENOMEM;
+	}
+	a->nprocs++;
+	return 0;
+}
+
+/* A note. */
+int agg__add_note(struct agg *a, const char *note)
+{
+	char *c;
+
+	if (VEC_GROW(a->notes, &a->notecap, a->nnotes + 1) ||
+	    !(c = strdup(note)))
+		return -ENOMEM;
+	a->notes[a->nnotes++] = c;
+	return 0;
+}
+
+/* When the samples were taken. */
+void agg__set_time(struct agg *a, const struct agg_time *t)
+{
+	a->time = *t;
+}
+
+const struct agg_time *agg__time(const struct agg *a)
+{
+	return &a->time;
+}
+
+/* Walk statistics. */
+const struct ljs_walk_stats *agg__walk(const struct agg *a)
+{
+	return &a->walk;
+}
+
+/* Samples per way of attributing them to a trace. */
+const uint64_t *agg__trace_src(const struct agg *a)
+{
+	return a->tsrc;
+}
+
+/* qsort: by count descending, then name. */
+static int trace__cmp(const void *x, const void *y)
+{
+	const struct agg_trace *p = x, *q = y;
+
+	if (p->n != q->n)
+		return p->n > q->n ? -1 : 1;
+	return strcmp(p->name, q->name);
+}
+
+/* The traces with samples, sorted. */
+const struct agg_trace *agg__traces(const struct agg *a, size_t *n)
+{
+	struct agg *m = (struct agg *)a;	/* the sorted copy is a cache */
+	size_t i, k = 0;
+
+	*n = 0;
+	free(m->tsorted);
+	m->tsorted = a->ntr ? malloc(a->ntr * sizeof(*m->tsorted)) : NULL;
+	if (!m->tsorted)
+		return NULL;
+	for (i = 0; i < a->trcap; i++)
+		if (a->tr[i].name)
+			m->tsorted[k++] = a->tr[i];
+	qsort(m->tsorted, k, sizeof(*m->tsorted), trace__cmp);
+	*n = k;
+	return m->tsorted;
+}
+
+const char *agg__source_file(const struct agg *a)
+{
+	return a->file;
+}
+
+const char *agg__source_selection(const struct agg *a)
+{
+	return a->selection;
+}
+
+const struct agg_proc *agg__procs(const struct agg *a, size_t *n)
+{
+	*n = a->nprocs;
+	return a->procs;
+}
+
+const char *const *agg__notes(const struct agg *a, size_t *n)
+{
+	*n = a->nnotes;
+	return (const char *const *)a->notes;
+}
