@@ -7,11 +7,23 @@
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
+# Build in build-tests/ (a VPATH build), unless the source tree itself is
+# configured already (the README's quick start runs ./configure there, and
+# configure refuses a VPATH build of a configured tree): then build there.
+if [ -z "${LJSNAP_BUILD_DIR:-}" ] && [ -f "$top/config.status" ]; then
+	build=$top
+	configure_it=:
+else
+	build=${LJSNAP_BUILD_DIR:-$top/build-tests}
+	configure_it='"$top/configure" -q'
+fi
+# install-deps.sh prepares the LuaJIT variants in $LJSNAP_BUILD_DIR/variants,
+# where the tests look for them.
+export LJSNAP_BUILD_DIR=$build
 bash tests/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
-build=${LJSNAP_BUILD_DIR:-$top/build-tests}
 mkdir -p "$build"
 ( [ -x configure ] || ./autogen.sh ) >/dev/null &&
-	(cd "$build" && "$top/configure" -q) &&
+	(cd "$build" && eval "$configure_it") &&
 	make -C "$build" -j"$(nproc)" >"$build/make.log" 2>&1 ||
 	{ tail -50 "$build/make.log" 2>/dev/null; echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 make -C "$build" -j1 check >"$build/check.log" 2>&1
