@@ -6,7 +6,10 @@
 --                                          -> c) c_call_back -> lua_call -> callback_lua
 --                                          -> d) table.sort -> (C) -> cmp
 --
--- Each work() round runs every branch for a fixed number of work units.
+-- Each work() round runs every branch for a random number of work units
+-- (the mean is fixed): a round of fixed length would run in step with the
+-- sampling clock, and every sample would then fall at the same few points of
+-- the round, over-sampling one branch and under-sampling another.
 -- The CPU time of each branch is measured with os.clock() around it and
 -- printed at the end ("CPU a 0.812"; "CPU all" for the whole loop), so a
 -- test can compare the sample share of a branch with the time the process
@@ -18,9 +21,10 @@ local ffi = require("ffi")
 ffi.cdef[[void lhost_ffi_spin(long units);]]
 local C = ffi.C
 local clock = os.clock
+local random = math.random
 
-local A_UNITS, B_UNITS = 4, 4		-- C work units (lhost.c: 100,000 iterations each)
-local C_ITERS = 60000			-- callback_lua iterations per round
+local A_UNITS, B_UNITS = 4, 4		-- mean C work units (lhost.c: 100,000 iterations each)
+local C_ITERS = 60000			-- mean callback_lua iterations per round
 local D_ITERS = 10000			-- cmp iterations per comparison
 local cpu = { a = 0, b = 0, c = 0, d = 0 }
 local names = {}
@@ -49,12 +53,14 @@ end
 -- One round: the four branches, each timed.
 function work()
   name_me("work")
+  local a, b, c = random(A_UNITS - 2, A_UNITS + 2), random(B_UNITS - 2, B_UNITS + 2),
+    random(C_ITERS / 2, C_ITERS * 3 / 2)
   local t0 = clock()
-  c_spin(A_UNITS)
+  c_spin(a)
   local t1 = clock()
-  C.lhost_ffi_spin(B_UNITS)
+  C.lhost_ffi_spin(b)
   local t2 = clock()
-  c_call_back(C_ITERS)
+  c_call_back(c)
   local t3 = clock()
   local t = { 3, 1, 2 }
   table.sort(t, cmp)
