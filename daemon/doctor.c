@@ -16,6 +16,8 @@
 #include <bpf/libbpf.h>
 #include "daemon/bpfload.h"
 #include "daemon/cmds.h"
+#include "daemon/numarg.h"
+#include "daemon/record.h"
 #include "unwind/detect/ljdetect.h"
 #include "unwind/detect/livemem.h"
 #include "daemon/proctab.h"
@@ -361,8 +363,7 @@ out:
 /* `ljsnap doctor PID [SECONDS]`. */
 int cmd_doctor(int argc, char **argv)
 {
-	char *end;
-	long pid;
+	uint64_t pid;
 	double secs = 1.0;
 
 	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
@@ -381,17 +382,14 @@ int cmd_doctor(int argc, char **argv)
 			"example:\n  ljsnap doctor $(pgrep -n nginx)\n");
 		return out == stdout ? 0 : 2;
 	}
-	pid = strtol(argv[1], &end, 10);
-	if (*end || pid <= 0) {
-		fprintf(stderr, "ljsnap doctor: bad pid '%s'\n", argv[1]);
+	if (numarg__u64(argv[1], 1, RECORD_PID_MAX, &pid)) {
+		fprintf(stderr, "ljsnap doctor: PID wants 1..%d, got '%s'\n", RECORD_PID_MAX, argv[1]);
 		return 2;
 	}
-	if (argc == 3) {
-		secs = strtod(argv[2], &end);
-		if (*end || secs <= 0 || secs > 600) {
-			fprintf(stderr, "ljsnap doctor: SECONDS wants 0..600\n");
-			return 2;
-		}
+	if (argc == 3 && numarg__seconds(argv[2], 600, &secs)) {
+		fprintf(stderr, "ljsnap doctor: SECONDS wants more than 0 and at most 600, got '%s'\n",
+			argv[2]);
+		return 2;
 	}
 	return doctor_pid((uint32_t)pid, secs);
 }

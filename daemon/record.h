@@ -19,12 +19,18 @@ struct harvest;
 struct ksym_ipset;
 struct ljs_sample;
 
+/* The ranges of record's options. */
+#define RECORD_FREQ_MAX		100000		/* -F, Hz */
+#define RECORD_DURATION_MAX	31536000	/* -d, seconds (a year) */
+#define RECORD_RINGBUF_MB_MAX	1024		/* --ringbuf-mb: the size must fit the map's u32 */
+#define RECORD_PID_MAX		4194304		/* -p: the kernel's PID_MAX_LIMIT */
+
 struct record_opts {
 	uint32_t *pids;		/* -p */
 	int npids;
 	size_t pidcap;
 	int all;		/* -a */
-	uint32_t freq;		/* -F */
+	uint32_t freq;		/* -F, 1..RECORD_FREQ_MAX */
 	double duration;	/* -d, 0 = until Ctrl-C or the command exits */
 	const char *output;	/* -o */
 	uint32_t stack_bytes;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "daemon/numarg.h"
 #include "daemon/record.h"
 #include "symtab/vec.h"
 #include "unwind/sample.h"
@@ -31,7 +32,8 @@ static void usage(FILE *out)
 		"                          max 65536)\n"
 		"      --lua-stack-bytes N Lua stack bytes copied per sample (default 65536,\n"
 		"                          max 131072); the newest frames are kept\n"
-		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, power of 2)\n"
+		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, a power of 2,\n"
+		"                          at most 1024)\n"
 		"  -q, --quiet             print only errors\n"
 		"  -h, --help              this help\n"
 		"\n"
@@ -43,21 +45,15 @@ static void usage(FILE *out)
 		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n");
 }
 
-/* Parse a byte count with an optional k/K suffix. */
+/* Parse a byte count (k/K suffix allowed) in 8..max, rounded up to 8. */
 static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
+	uint64_t v;
+	int err = numarg__size(s, 8, max, &v);
 
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K') {
-		v *= 1024;
-		end++;
-	}
-	if (*end || v == 0 || v > max)
-		return -ERANGE;
-	*out = (uint32_t)((v + 7) & ~7ul);
+	if (err)
+		return err;
+	*out = (uint32_t)((v + 7) & ~7ull);
 	return 0;
 }
 
@@ -70,13 +66,10 @@ static int parse_pids(struct record_opts *o, const char *arg)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
+		uint64_t v;
 
-		if (*end || v <= 0 || v > 0x7fffffff) {
-			err = -EINVAL;
+		if ((err = numarg__u64(tok, 1, RECORD_PID_MAX, &v)) != 0)
 			goto out;
-		}
 		if ((err = VEC_GROW(o->pids, &o->pidcap, (size_t)o->npids + 1)) != 0)
 			goto out;
 		o->pids[o->npids++] = (uint32_t)v;
@@ -102,7 +95,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	char *end;
+	uint64_t v;
 	int c;
 
 	o->freq = 99;
@@ -114,7 +107,8 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg)) {
-				fprintf(stderr, "ljsnap record: bad pid list '%s'\n", optarg);
+				fprintf(stderr, "ljsnap record: -p wants pids 1..%d separated by commas, "
+					"got '%s'\n", RECORD_PID_MAX, optarg);
 				return -EINVAL;
 			}
 			break;
@@ -122,16 +116,17 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 			o->all = 1;
 			break;
 		case 'F':
-			o->freq = strtoul(optarg, &end, 10);
-			if (*end || o->freq < 1 || o->freq > 100000) {
-				fprintf(stderr, "ljsnap record: -F wants 1..100000 Hz, got '%s'\n", optarg);
+			if (numarg__u64(optarg, 1, RECORD_FREQ_MAX, &v)) {
+				fprintf(stderr, "ljsnap record: -F wants 1..%d Hz, got '%s'\n",
+					RECORD_FREQ_MAX, optarg);
 				return -EINVAL;
 			}
+			o->freq = (uint32_t)v;
 			break;
 		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0) {
-				fprintf(stderr, "ljsnap record: -d wants a positive number of seconds\n");
+			if (numarg__seconds(optarg, RECORD_DURATION_MAX, &o->duration)) {
+				fprintf(stderr, "ljsnap record: -d wants seconds, more than 0 and at most "
+					"%d, got '%s'\n", RECORD_DURATION_MAX, optarg);
 				return -EINVAL;
 			}
 			break;
@@ -140,23 +135,25 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 			break;
 		case 1:
 			if (parse_bytes(optarg, LJS_USTACK_MAX, &o->stack_bytes)) {
-				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d\n", LJS_USTACK_MAX);
+				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d, got '%s'\n",
+					LJS_USTACK_MAX, optarg);
 				return -EINVAL;
 			}
 			break;
 		case 2:
 			if (parse_bytes(optarg, LJS_LSTACK_MAX, &o->lstack_bytes)) {
-				fprintf(stderr, "ljsnap record: --lua-stack-bytes wants 8..%d\n", LJS_LSTACK_MAX);
+				fprintf(stderr, "ljsnap record: --lua-stack-bytes wants 8..%d, got '%s'\n",
+					LJS_LSTACK_MAX, optarg);
 				return -EINVAL;
 			}
 			break;
 		case 3:
-			o->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || o->ringbuf_mb < 1 || o->ringbuf_mb > 4096 ||
-			    (o->ringbuf_mb & (o->ringbuf_mb - 1))) {
-				fprintf(stderr, "ljsnap record: --ringbuf-mb wants a power of two, 1..4096\n");
+			if (numarg__u64(optarg, 1, RECORD_RINGBUF_MB_MAX, &v) || (v & (v - 1))) {
+				fprintf(stderr, "ljsnap record: --ringbuf-mb wants a power of two, 1..%d, "
+					"got '%s'\n", RECORD_RINGBUF_MB_MAX, optarg);
 				return -EINVAL;
 			}
+			o->ringbuf_mb = (uint32_t)v;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "daemon/cmds.h"
+#include "daemon/numarg.h"
 #include "daemon/report_proc.h"
 #include "formats/capture/snapfile.h"
 #include "formats/output/aggregate.h"
@@ -108,20 +109,6 @@ static void usage(FILE *out)
 		"  ljsnap report -f folded --pid 4242 --lines nginx.ljsnap | inferno-flamegraph > w.svg\n");
 }
 
-/* Parse a decimal u32. */
-static int parse_u32(const char *s, uint32_t *v)
-{
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno || end == s || *end || x > UINT32_MAX)
-		return -EINVAL;
-	*v = (uint32_t)x;
-	return 0;
-}
-
 /* Parse the command line: 0, 1 (help printed), or -EINVAL. */
 static int parse_opts(int argc, char **argv, struct report_opts *o)
 {
@@ -144,7 +131,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	const struct output_format *fmts;
 	size_t nfmts, i;
 	struct stat sb;
-	uint32_t v;
+	uint64_t v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -167,17 +154,17 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 1:
 		case 2:
-			if (parse_u32(optarg, &v)) {
-				fprintf(stderr, "ljsnap report: --%s wants a number, got '%s'\n",
-					c == 1 ? "pid" : "tid", optarg);
+			if (numarg__u64(optarg, 0, UINT32_MAX, &v)) {
+				fprintf(stderr, "ljsnap report: --%s wants a number, 0..%u, got '%s'\n",
+					c == 1 ? "pid" : "tid", UINT32_MAX, optarg);
 				return -EINVAL;
 			}
 			if (c == 1) {
 				o->has_pid = 1;
-				o->pid = v;
+				o->pid = (uint32_t)v;
 			} else {
 				o->has_tid = 1;
-				o->tid = v;
+				o->tid = (uint32_t)v;
 			}
 			break;
 		case 3:
@@ -185,11 +172,11 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			o->stack_flags |= LJS_PIPE_LINES;
 			break;
 		case 4:
-			if (parse_u32(optarg, &v) || v == 0 || v > 100000) {
-				fprintf(stderr, "ljsnap report: --top wants 1..100000\n");
+			if (numarg__u64(optarg, 1, 100000, &v)) {
+				fprintf(stderr, "ljsnap report: --top wants 1..100000, got '%s'\n", optarg);
 				return -EINVAL;
 			}
-			o->top = v;
+			o->top = (unsigned)v;
 			break;
 		case 5:
 			o->stack_flags |= LJS_PIPE_LUA_ONLY;
