@@ -594,8 +594,8 @@ int BPF_PROG(ljsnap_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (child->pid != ctgid || !is_target(ptgid))
 		return 0;
-	if (!cfg_filter_all)
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (!cfg_filter_all && bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+		err_inc(LJS_ERR_TARGET_FULL);	/* the map is full: said by record */
 	task_event(LJS_REC_FORK, child, ptgid);
 	return 0;
 }

@@ -186,7 +186,8 @@ struct ljs_proc_cfg {
 	_(REC_FULL, "record_full")	/* a section did not fit the record */ \
 	_(TASK_EVENTS, "task_events")	/* fork/exec/exit events submitted */ \
 	_(TASK_EVENT_LOST, "task_event_lost") /* fork/exec/exit events lost */ \
-	_(G_FROM_HINT, "g_from_hint")	/* g taken from the process's g_hint */
+	_(G_FROM_HINT, "g_from_hint")	/* g taken from the process's g_hint */ \
+	_(TARGET_FULL, "target_full")	/* a forked child did not fit the target map */
 
 enum ljs_err {
 #define LJS_ERR__ENUM(id, name)	LJS_ERR_##id,

@@ -70,6 +70,17 @@ static int open_cpu_clock(int cpu, uint32_t freq)
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Set a map's size before loading: 0, or negative errno (message in errbuf). */
+static int size_map(struct bpf_map *m, uint32_t n, char *errbuf, size_t errlen)
+{
+	int err = bpf_map__set_max_entries(m, n);
+
+	if (err)
+		snprintf(errbuf, errlen, "cannot size the BPF map %s to %u entries: %s",
+			 bpf_map__name(m), n, strerror(-err));
+	return err;
+}
+
 /* Open, configure, load and attach the program; see bpfload.h. */
 int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf, size_t errlen)
 {
@@ -96,8 +107,17 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 	bl->skel->rodata->cfg_filter_all = !!o->filter_all;
 	bl->skel->rodata->cfg_self_pid = o->self_pid;
 	bl->skel->rodata->cfg_ustack_bytes = o->ustack_bytes;
-	bpf_map__set_max_entries(bl->skel->maps.scratch, bl->ncpus);
-	bpf_map__set_max_entries(bl->skel->maps.events, o->ringbuf_bytes);
+	err = size_map(bl->skel->maps.scratch, (uint32_t)bl->ncpus, errbuf, errlen);
+	if (!err)
+		err = size_map(bl->skel->maps.events, o->ringbuf_bytes, errbuf, errlen);
+	if (!err)
+		err = size_map(bl->skel->maps.targets,
+			       o->max_procs ? o->max_procs : BPFLOAD_TARGETS_DEFAULT, errbuf, errlen);
+	if (!err)
+		err = size_map(bl->skel->maps.proc_cfg,
+			       o->max_procs ? o->max_procs : BPFLOAD_CFGS_DEFAULT, errbuf, errlen);
+	if (err)
+		goto out;
 
 	err = ljsnap_bpf__load(bl->skel);
 	if (err) {

@@ -17,7 +17,11 @@ struct bpfload_opts {
 	uint32_t freq_hz;
 	uint32_t ustack_bytes;
 	uint32_t ringbuf_bytes;	/* power of two, multiple of the page size */
+	uint32_t max_procs;	/* entries of the target and configuration maps (0: defaults) */
 };
+
+#define BPFLOAD_TARGETS_DEFAULT	65536	/* processes sampled at once */
+#define BPFLOAD_CFGS_DEFAULT	16384	/* LuaJIT processes configured at once */
 
 struct bpfload {
 	struct ljsnap_bpf *skel;

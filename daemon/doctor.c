@@ -137,8 +137,14 @@ static int probe(const struct lj_proc_detect *pd, uint32_t pid, double seconds,
 		printf("  live check:  not possible: %s\n", err);
 		return rc;
 	}
-	bpfload__add_target(&bl, pid);
-	bpfload__set_cfg(&bl, pid, &cfg);
+	rc = bpfload__add_target(&bl, pid);
+	if (!rc)
+		rc = bpfload__set_cfg(&bl, pid, &cfg);
+	if (rc) {
+		printf("  live check:  not possible: cannot put pid %u in the BPF maps: %s\n", pid,
+		       strerror(-rc));
+		goto out;
+	}
 	rb = ring_buffer__new(bpfload__ringbuf_fd(&bl), on_probe, dp, NULL);
 	if (!rb) {
 		rc = -errno;

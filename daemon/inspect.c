@@ -227,9 +227,8 @@ static void publish(struct recorder *rc, struct proc *p)
 	p->cfg_gen = ++rc->cfg_gen;
 	proctab__cfg(p, rc->o.lstack_bytes, &cfg);
 	err = bpfload__set_cfg(&rc->bl, p->pid, &cfg);
-	if (err && !rc->o.quiet)
-		fprintf(stderr, "ljsnap: pid %u: cannot publish the LuaJIT layout: %s\n",
-			p->pid, strerror(-err));
+	if (err)
+		record__map_failed(rc, p->pid, "publish its LuaJIT layout to BPF", err);
 }
 
 /* Inspect a process; see record.h. */

@@ -119,13 +119,34 @@ static void set_g_hint(struct recorder *rc, struct proc *p, uint64_t g)
 {
 	struct ljs_proc_cfg cfg;
 	uint64_t now = now_ns();
+	int err;
 
 	if (p->g_hint && now - p->g_hint_ns < 1000000000ull)
 		return;
 	p->g_hint = g;
 	p->g_hint_ns = now;
 	proctab__cfg(p, rc->o.lstack_bytes, &cfg);
-	bpfload__set_cfg(&rc->bl, p->pid, &cfg);
+	err = bpfload__set_cfg(&rc->bl, p->pid, &cfg);
+	if (err)
+		record__map_failed(rc, p->pid, "publish its global_State to BPF", err);
+}
+
+/* Count a failed BPF map update; say the first one. */
+void record__map_failed(struct recorder *rc, uint32_t pid, const char *what, int err)
+{
+	if (!rc->map_failures++ && !rc->o.quiet)
+		fprintf(stderr, "ljsnap: pid %u: cannot %s: %s%s\n", pid, what, strerror(-err),
+			err == -E2BIG || err == -ENOMEM ?
+			" (the BPF map is full: record with a larger --max-procs)" : "");
+}
+
+/* Sample pid from now on (counted when the target map refuses it). */
+static void target_add(struct recorder *rc, uint32_t pid)
+{
+	int err = bpfload__add_target(&rc->bl, pid);
+
+	if (err)
+		record__map_failed(rc, pid, "add it to the BPF target map", err);
 }
 
 /* Remember the kernel IPs of a sample, for the KSYMS records at the end. */
@@ -295,7 +316,7 @@ static void add_descendants(struct recorder *rc, uint32_t pid, int depth)
 
 			if (!c || proctab__find(&rc->pt, c))
 				continue;	/* known already */
-			bpfload__add_target(&rc->bl, c);
+			target_add(rc, c);
 			rc->live_targets++;
 			inspect__process(rc, proctab__get(&rc->pt, c), now);
 			add_descendants(rc, c, depth + 1);
@@ -343,6 +364,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "walked_complete", rc->walked_complete };
 	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
 	st[n++] = (struct snapfile_stat){ "walk_skipped_lag", rc->walk_skipped };
+	st[n++] = (struct snapfile_stat){ "bpf_map_failures", rc->map_failures };
 	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
 	st[n++] = (struct snapfile_stat){ "harvest_live_reads", hs->live_reads };
@@ -365,6 +387,10 @@ static void finish(struct recorder *rc, int quiet)
 	fprintf(stderr, "\nljsnap: %llu samples lost (ring buffer full%s)\n",
 		(unsigned long long)ctr[LJS_ERR_RINGBUF_FULL],
 		ctr[LJS_ERR_RINGBUF_FULL] ? "; raise --ringbuf-mb or lower -F" : "");
+	if (rc->map_failures || ctr[LJS_ERR_TARGET_FULL])
+		fprintf(stderr, "ljsnap: %llu processes were not sampled or not configured: the BPF "
+			"maps were full (record with a larger --max-procs)\n",
+			(unsigned long long)(rc->map_failures + ctr[LJS_ERR_TARGET_FULL]));
 	fprintf(stderr, "ljsnap: BPF counters:");
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		if (ctr[k])
@@ -406,6 +432,7 @@ static int load_bpf(struct recorder *rc)
 	bo.freq_hz = rc->o.freq;
 	bo.ustack_bytes = rc->o.stack_bytes;
 	bo.ringbuf_bytes = rc->o.ringbuf_mb << 20;
+	bo.max_procs = rc->o.max_procs;
 	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "ljsnap record: %s\n", errbuf);
 		return -1;
@@ -508,7 +535,7 @@ static int add_targets(struct recorder *rc)
 			fprintf(stderr, "ljsnap record: no process %u\n", rc->o.pids[i]);
 			return -1;
 		}
-		bpfload__add_target(&rc->bl, rc->o.pids[i]);
+		target_add(rc, rc->o.pids[i]);
 		rc->live_targets++;
 		inspect__process(rc, proctab__get(&rc->pt, rc->o.pids[i]), now_ns());
 	}
@@ -521,7 +548,7 @@ static int add_targets(struct recorder *rc)
 		fprintf(stderr, "ljsnap record: cannot start the command: %s\n", strerror(-err));
 		return -1;
 	}
-	bpfload__add_target(&rc->bl, rc->child);
+	target_add(rc, rc->child);
 	rc->live_targets++;
 	proctab__get(&rc->pt, rc->child);
 	if (write(release_fd, "x", 1) != 1)

@@ -36,6 +36,7 @@ struct record_opts {
 	uint32_t stack_bytes;
 	uint32_t lstack_bytes;
 	uint32_t ringbuf_mb;
+	uint32_t max_procs;	/* --max-procs, 0: the BPF maps' defaults */
 	int quiet;
 	char **cmd;		/* -- COMMAND ARGS */
 };
@@ -61,6 +62,8 @@ struct recorder {
 	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
 	uint64_t walk_ns;	/* time spent walking and harvesting */
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
+	uint64_t map_failures;	/* BPF map updates that failed (a process not sampled,
+				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
 };
@@ -73,6 +76,10 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv);
  * configuration and write its PROCESS record.  Never fails the recording:
  * problems are noted in the process record and on stderr. */
 void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns);
+
+/* Count a BPF map update that failed with err (what: what it was for); the
+ * first one is said on stderr. */
+void record__map_failed(struct recorder *rc, uint32_t pid, const char *what, int err);
 
 /* Called for every sample of a LuaJIT process: the first time a sample
  * gives a g (or, when none does, a DISPATCH register in the interpreter or

@@ -17,7 +17,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
-		"                     [--stack-bytes N] [--lua-stack-bytes N] [-- COMMAND [ARGS...]]\n"
+		"                     [--stack-bytes N] [--lua-stack-bytes N] [--ringbuf-mb N]\n"
+		"                     [--max-procs N] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"Sample processes with a BPF program and write a capture file.  Samples of\n"
 		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
@@ -34,6 +35,8 @@ static void usage(FILE *out)
 		"                          max 131072); the newest frames are kept\n"
 		"      --ringbuf-mb N      BPF ring buffer size in MiB (default 32, a power of 2,\n"
 		"                          at most 1024)\n"
+		"      --max-procs N       processes the BPF maps hold at once (default 65536\n"
+		"                          sampled, 16384 of them running LuaJIT)\n"
 		"  -q, --quiet             print only errors\n"
 		"  -h, --help              this help\n"
 		"\n"
@@ -91,6 +94,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "stack-bytes", required_argument, NULL, 1 },
 		{ "lua-stack-bytes", required_argument, NULL, 2 },
 		{ "ringbuf-mb", required_argument, NULL, 3 },
+		{ "max-procs", required_argument, NULL, 4 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -154,6 +158,14 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 				return -EINVAL;
 			}
 			o->ringbuf_mb = (uint32_t)v;
+			break;
+		case 4:
+			if (numarg__u64(optarg, 1, RECORD_PID_MAX, &v)) {
+				fprintf(stderr, "ljsnap record: --max-procs wants 1..%d, got '%s'\n",
+					RECORD_PID_MAX, optarg);
+				return -EINVAL;
+			}
+			o->max_procs = (uint32_t)v;
 			break;
 		case 'q':
 			o->quiet = 1;

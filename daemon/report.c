@@ -261,9 +261,15 @@ static void notes__exit(struct notes *nt)
 
 /* -- Pass 1: processes and memory -------------------------------------------------- */
 
+/* What the recorder's last STATS record says. */
+struct recstats {
+	uint64_t lost;			/* samples the ring buffer had no room for */
+	uint64_t unsampled;		/* processes the BPF maps had no room for */
+};
+
 /* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
-static int load(const char *path, struct ptab *pt, struct ljs_pipe *rs, struct memtable *mt,
-		struct notes *nt, uint64_t *lost)
+static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct memtable *mt,
+		struct notes *nt, struct recstats *rs)
 {
 	struct snapfile_reader *r;
 	struct snapfile_rec rec;
@@ -286,13 +292,13 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *rs, struct m
 		}
 		switch (rec.kind) {
 		case SNAPFILE_REC_PROCESS:
-			err = ptab__process(pt, rs, &rec.proc, rec.offset);
+			err = ptab__process(pt, pipe, &rec.proc, rec.offset);
 			break;
 		case SNAPFILE_REC_KSYMS:
-			err = ljs_pipe__ksyms(rs, rec.ksyms.syms, rec.ksyms.n) == -ENOMEM ? -ENOMEM : 0;
+			err = ljs_pipe__ksyms(pipe, rec.ksyms.syms, rec.ksyms.n) == -ENOMEM ? -ENOMEM : 0;
 			break;
 		case SNAPFILE_REC_OBJECT:
-			err = ljs_pipe__image(rs, rec.object.path, rec.object.build_id,
+			err = ljs_pipe__image(pipe, rec.object.path, rec.object.build_id,
 					      rec.object.build_id_len, rec.object.data,
 					      rec.object.len) == -ENOMEM ? -ENOMEM : 0;
 			break;
@@ -309,9 +315,15 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *rs, struct m
 			break;
 		}
 		case SNAPFILE_REC_STATS:
-			for (i = 0; i < rec.stats.n; i++)
+			/* the last record wins: totals since the start */
+			rs->unsampled = 0;
+			for (i = 0; i < rec.stats.n; i++) {
 				if (!strcmp(rec.stats.v[i].name, "samples_lost"))
-					*lost = rec.stats.v[i].value;
+					rs->lost = rec.stats.v[i].value;
+				if (!strcmp(rec.stats.v[i].name, "bpf_map_failures") ||
+				    !strcmp(rec.stats.v[i].name, "target_full"))
+					rs->unsampled += rec.stats.v[i].value;
+			}
 			break;
 		default:
 			break;
@@ -321,7 +333,7 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *rs, struct m
 			goto out;
 		}
 	}
-	ljs_pipe__ksyms_done(rs);
+	ljs_pipe__ksyms_done(pipe);
 	{
 		const struct snapfile_reader_stats *st = snapfile_reader__stats(r);
 		const char *note = snapfile_reader__note(r);
@@ -531,7 +543,7 @@ int cmd_report(int argc, char **argv)
 	struct walkctx c;
 	struct memtable *mt = NULL;
 	FILE *out = stdout;
-	uint64_t lost = 0;
+	struct recstats rst = { 0, 0 };
 	size_t i;
 	int ret = 1, err;
 
@@ -557,7 +569,7 @@ int cmd_report(int argc, char **argv)
 		}
 		out = f;
 	}
-	if (load(o.file, &pt, c.rs, mt, &nt, &lost))
+	if (load(o.file, &pt, c.rs, mt, &nt, &rst))
 		goto out;
 	for (i = 0; i < pt.n && memtable__count(mt) == 0; i++)
 		if (rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
@@ -565,9 +577,12 @@ int cmd_report(int argc, char **argv)
 				   "sampled windows cannot be named (record with a newer ljsnap)");
 			break;
 		}
-	if (lost)
+	if (rst.lost)
 		notes__add(&nt, "the recorder lost %" PRIu64 " samples (ring buffer full: record "
-			   "with a lower -F or a larger --ringbuf-mb)", lost);
+			   "with a lower -F or a larger --ringbuf-mb)", rst.lost);
+	if (rst.unsampled)
+		notes__add(&nt, "%" PRIu64 " processes were not sampled or not configured: the BPF "
+			   "maps were full (record with a larger --max-procs)", rst.unsampled);
 	c.o = &o;
 	c.pt = &pt;
 	c.mt = mt;
