@@ -132,6 +132,59 @@ else:
     norm()
 EOF
 
+# speedscope's own importer, run by node: the bundle of dist/release with
+# the browser globals it touches at load stubbed, stopped once its import
+# module is reachable (the hook is the text of speedscope 1.25.0's bundle,
+# the version installed above).  import.mjs PKG FILE DIR: reads FILE as the
+# app does (importProfileGroupFromText, which picks the importer), then
+# writes DIR/index (one line per profile: i total name) and DIR/i (the
+# profile's call tree as folded lines: each node's self weight under its path).
+cat > "$tmp/import.mjs" <<'EOF'
+import fs from 'node:fs';
+import vm from 'node:vm';
+const [pkg, file, out] = process.argv.slice(2);
+const dir = pkg + '/dist/release';
+const js = fs.readdirSync(dir).filter(f => /^speedscope-.*\.js$/.test(f));
+if (js.length !== 1) throw new Error('no single speedscope-*.js in ' + dir);
+let src = fs.readFileSync(dir + '/' + js[0], 'utf8');
+const hook = 'var jr=Promise.resolve().then(()=>(Sf(),kf));';
+if (src.split(hook).length !== 2) throw new Error('the import module hook is not in ' + js[0]);
+src = src.replace(hook, hook + 'globalThis.__ljsnapImport=jr;throw "ljsnap-stop";');
+const logs = [];
+const ctx = { console: { log: (...a) => logs.push(a.join(' ')), error: console.error, warn: console.error,
+		 time() {}, timeEnd() {} },
+	setTimeout, clearTimeout, Promise, TextDecoder, TextEncoder, URL, atob, btoa, Blob: class {},
+	location: { hash: '', protocol: 'file:', href: 'file:///' }, localStorage: {},
+	navigator: { userAgent: 'node', platform: 'node' }, devicePixelRatio: 1,
+	matchMedia: () => ({ matches: false, addEventListener() {}, addListener() {} }),
+	addEventListener() {}, removeEventListener() {},
+	requestAnimationFrame: f => setTimeout(f, 0), cancelAnimationFrame: clearTimeout };
+ctx.window = ctx.self = ctx.globalThis = ctx;
+vm.createContext(ctx);
+try { vm.runInContext(src, ctx); } catch (e) { if (e !== 'ljsnap-stop') throw e; }
+const mod = await ctx.__ljsnapImport;
+const g = await mod.importProfileGroupFromText(file.split('/').pop(), fs.readFileSync(file, 'utf8'));
+if (!g) throw new Error('speedscope did not recognize the file');
+if (!logs.includes('Importing as speedscope json file')) throw new Error('imported as: ' + logs);
+const bytes = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+let index = '';
+g.profiles.forEach((p, i) => {
+	const lines = new Map();
+	const walk = (node, path) => {
+		const k = path ? path + ';' + node.frame.name : node.frame.name;
+		if (node.getSelfWeight() > 0)
+			lines.set(k, (lines.get(k) || 0) + node.getSelfWeight());
+		for (const c of node.children) walk(c, k);
+	};
+	for (const c of p.getAppendOrderCalltreeRoot().children) walk(c, '');
+	const keys = [...lines.keys()].sort(bytes);
+	fs.writeFileSync(out + '/' + i, keys.map(k => k + ' ' + lines.get(k) + '\n').join(''));
+	index += i + ' ' + p.getTotalWeight() + ' ' + p.getName() + '\n';
+});
+fs.writeFileSync(out + '/index', index);
+console.log('speedscope read ' + g.profiles.length + ' profiles of "' + g.name + '"');
+EOF
+
 # report OUT ARGS...: ljsnap report ARGS > OUT (stderr kept in OUT.err)
 report() {
 	o=$1
@@ -159,6 +212,17 @@ check_capture() {
 			fail "$n: $v.json does not validate:"; tail -5 "$d/$v.valid"; return
 		fi
 		"$PY" "$tmp/check.py" split "$d/$v.json" "$d/$v" || { fail "$n: split $v.json"; return; }
+		# What speedscope itself reads is what the file says.
+		mkdir -p "$d/$v.imp"
+		node "$tmp/import.mjs" "$pkg" "$d/$v.json" "$d/$v.imp" > "$d/$v.read" 2>&1 ||
+			{ fail "$n: speedscope's importer on $v.json:"; tail -5 "$d/$v.read"; return; }
+		while read -r i pid tid w name; do
+			echo "$i $w $name (pid $pid$([ "$tid" = - ] || echo ", tid $tid"))"
+			cmp -s "$d/$v/$i" "$d/$v.imp/$i" ||
+				fail "$n: speedscope reads $v profile $i as other stacks"
+		done < "$d/$v/index" > "$d/$v.want"
+		cmp -s "$d/$v.want" "$d/$v.imp/index" ||
+			{ fail "$n: speedscope reads other $v profiles:"; diff "$d/$v.want" "$d/$v.imp/index"; }
 	done
 	# Per process: the processes of the text report, in its order, with its counts.
 	sed -n '/^processes:/,/^$/s/^  pid \([0-9]*\) \(.*\): \([0-9]*\) samples.*/\1 \3 \2/p' \
@@ -188,7 +252,7 @@ check_capture() {
 	awk '{ s[$2] += $4 } END { for (p in s) print p, s[p] }' "$d/t/index" | sort > "$d/t.sums"
 	awk '{ print $2, $4 }' "$d/p/index" | sort > "$d/p.sums"
 	cmp -s "$d/t.sums" "$d/p.sums" || fail "$n: the threads do not add up to their processes"
-	echo "ok: $n: $(cat "$d/p.valid"), $(wc -l < "$d/t/index") threads, $sum samples"
+	echo "ok: $n: $(cat "$d/p.valid"), $(wc -l < "$d/t/index") threads, $sum samples; $(cat "$d/p.read")"
 }
 
 mkdir -p "$tmp/empty"
@@ -222,6 +286,10 @@ report "$tmp/none.json" -f speedscope --pid 1 "$tmp/luajit-jon.ljsnap" &&
 	if "$PY" "$tmp/check.py" validate "$schema" "$tmp/none.json" > "$tmp/none.valid" 2>&1 &&
 		grep -q '^ok: 0 profiles, 0 frames' "$tmp/none.valid"; then
 		echo "ok: --pid 1: $(cat "$tmp/none.valid")"
+		mkdir -p "$tmp/none.imp"
+		node "$tmp/import.mjs" "$pkg" "$tmp/none.json" "$tmp/none.imp" > "$tmp/none.read" 2>&1 &&
+			grep -q '^speedscope read 0 profiles' "$tmp/none.read" ||
+			{ fail "--pid 1: speedscope's importer:"; tail -5 "$tmp/none.read"; }
 	else
 		fail "--pid 1:"; cat "$tmp/none.valid"
 	fi
