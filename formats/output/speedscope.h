@@ -14,8 +14,11 @@
  * order of agg__procs (most samples first).  A sample is a stack of frame
  * indexes root first, the root being the process name, so a profile shows
  * the stacks the folded output prints for that pid, with the same frame
- * names; its weight is the number of samples of that stack.  The file is
- * written as it goes (memory bounded by the profile model, not the file).
+ * names; its weight is the number of samples of that stack.  The profiles
+ * come from the labelled groups (agg__groups: `ljsnap report` labels every
+ * sample for this format); a profile model without any gives one profile of
+ * every stack, named by its root.  The file is written as it goes (memory
+ * bounded by the profile model, not the file).
  */
 #ifndef LJSNAP_SPEEDSCOPE_H
 #define LJSNAP_SPEEDSCOPE_H
