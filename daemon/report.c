@@ -45,6 +45,7 @@ struct report_opts {
 	unsigned top;
 	unsigned stack_flags;	/* LJS_PIPE_* */
 	int by_trace;		/* text: a table of samples per JIT trace */
+	int per_thread;		/* speedscope: a profile per thread */
 	struct buildid_opts files;	/* where the recorded files are looked up */
 };
 
@@ -63,7 +64,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ljsnap report [-f FORMAT] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
-		"                     [--by-trace] [--sysroot DIR] [--debug-dir DIRS] FILE\n"
+		"                     [--by-trace] [--per-thread] [--sysroot DIR]\n"
+		"                     [--debug-dir DIRS] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
 		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
@@ -83,6 +85,7 @@ static void usage(FILE *out)
 		"      --no-kernel      leave out kernel frames\n"
 		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line,\n"
 		"                       its root trace and the function it started in)\n"
+		"      --per-thread     speedscope: one profile per thread (default: per process)\n"
 		"      --sysroot DIR    look the recorded files up under DIR (a copy of the\n"
 		"                       recording machine's files) instead of under /\n"
 		"      --debug-dir DIRS colon-separated debug file roots (default /usr/lib/debug,\n"
@@ -125,6 +128,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "by-trace", no_argument, NULL, 8 },
 		{ "sysroot", required_argument, NULL, 9 },
 		{ "debug-dir", required_argument, NULL, 10 },
+		{ "per-thread", no_argument, NULL, 11 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -199,6 +203,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 10:
 			o->files.debug_dirs = optarg;
+			break;
+		case 11:
+			o->per_thread = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -590,7 +597,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	err = describe(&c, &nt);
 	if (!err) {
-		struct output_opts oo = { .top = o.top, .by_trace = o.by_trace };
+		struct output_opts oo = { .top = o.top, .by_trace = o.by_trace,
+					  .per_thread = o.per_thread };
 
 		err = o.fmt->write(c.agg, &oo, out);
 	}

@@ -35,6 +35,24 @@ fi
 # tests prepare them on first use too; this does it up front (~2 minutes).
 # --no-variants: only what building and profiling need (the README's quick start).
 [ "${1:-}" = --no-variants ] && exit 0
+# The consumers of the output format tests (tests/output/): speedscope's
+# schema from its npm package, checked with Debian's python3-jsonschema.
+# Debian's npm only where no npm is installed: a Node.js from elsewhere that
+# ships its own npm conflicts with it and must not be replaced.
+out_pkgs="python3-jsonschema"
+command -v npm >/dev/null 2>&1 || out_pkgs="$out_pkgs npm"
+missing=""
+for p in $out_pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
+node_dir=${LJSNAP_BUILD_DIR:-$top/build-tests}/node
+grep -qs '"version": "1.25.0"' "$node_dir/node_modules/speedscope/package.json" ||
+	npm install --no-audit --no-fund --prefix "$node_dir" speedscope@1.25.0 > /dev/null
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
 	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null

@@ -6,6 +6,7 @@
 
 #include "formats/output/folded.h"
 #include "formats/output/output.h"
+#include "formats/output/speedscope.h"
 #include "formats/output/textreport.h"
 
 static const struct output_format formats[] = {
@@ -13,6 +14,10 @@ static const struct output_format formats[] = {
 	  textreport__write, ".txt", NULL, 0 },
 	{ "folded", "one line per distinct stack (flamegraph.pl, inferno, speedscope)", 0,
 	  folded__write, ".folded", "flamegraph.pl %s > flame.svg, or load it in speedscope", 0 },
+	{ "speedscope", "speedscope's own JSON: one profile per process (--per-thread: thread)", 0,
+	  speedscope__write, ".speedscope.json",
+	  "open https://www.speedscope.app and load %s, or `npx speedscope %s`",
+	  OUTPUT_NEEDS_SRC | OUTPUT_NEEDS_LABELS },
 };
 
 const struct output_format *output__find(const char *name)

@@ -18,6 +18,7 @@
 struct output_opts {
 	unsigned top;			/* rows per top list (0 = 25) */
 	int by_trace;			/* also the samples per JIT trace */
+	int per_thread;			/* speedscope: one profile per thread, not per process */
 };
 
 struct output_format {

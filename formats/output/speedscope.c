@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * speedscope.c -- write the profile as a speedscope file (see speedscope.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/output/speedscope.h"
+#include "symtab/intmap.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define SS_SCHEMA	"https://www.speedscope.app/file-format-schema.json"
+#define SS_NOFRAME	UINT32_MAX
+
+/* The samples of one stack in one profile (the sort key is rank, tid, stack). */
+struct ss_ent {
+	uint64_t rank;		/* the process's place in agg__procs */
+	uint32_t pid, tid;	/* tid 0 unless one profile per thread */
+	uint32_t stack;		/* index for agg__stack */
+	uint64_t count;
+};
+
+/* -- JSON strings ----------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at p (n bytes left), or 0 for an
+ * invalid byte: no overlong forms, no surrogates, nothing past U+10FFFF. */
+static size_t utf8__seq(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Write len bytes of s as the inside of a JSON string (RFC 8259): '"' and
+ * '\' escaped, control bytes and DEL as \uXXXX (or \n, \t...), well-formed
+ * UTF-8 as it is, every other byte as \ufffd. */
+static void json__chars(FILE *out, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0, k;
+
+	while (i < len) {
+		unsigned char c = p[i];
+		const char *esc = NULL;
+		char ubuf[8];
+
+		k = c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? utf8__seq(p + i, len - i) : 0;
+		if (k) {
+			i += k;
+			run += k;
+			continue;
+		}
+		fwrite(p + i - run, 1, run, out);
+		run = 0;
+		switch (c) {
+		case '"': esc = "\\\""; break;
+		case '\\': esc = "\\\\"; break;
+		case '\b': esc = "\\b"; break;
+		case '\f': esc = "\\f"; break;
+		case '\n': esc = "\\n"; break;
+		case '\r': esc = "\\r"; break;
+		case '\t': esc = "\\t"; break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
+				esc = ubuf;
+			} else {
+				esc = "\\ufffd";
+			}
+		}
+		fputs(esc, out);
+		i++;
+	}
+	fwrite(p + i - run, 1, run, out);
+}
+
+/* Write s (NUL-terminated) as a JSON string. */
+static void json__str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	json__chars(out, s, strlen(s));
+	fputc('"', out);
+}
+
+/* -- What goes into which profile ------------------------------------------------------ */
+
+/* qsort comparator: by rank, then tid, then stack. */
+static int ss_ent__cmp(const void *x, const void *y)
+{
+	const struct ss_ent *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/* The entries of every profile, sorted, equal keys merged: *n of them
+ * (NULL with *n = 0 when there are none).  A profile model without labels
+ * gives one profile of every stack (pid and rank 0, *labelled = 0).
+ * 0 or -ENOMEM. */
+static int ss__entries(const struct agg *a, int per_thread, struct ss_ent **ents, size_t *n,
+		       int *labelled)
+{
+	const struct agg_group *g = NULL;
+	const struct agg_proc *procs;
+	struct intmap rank = { 0 };
+	struct ss_ent *e = NULL;
+	size_t ng = 0, np, i, k = 0;
+	uint64_t r;
+	int err = 0;
+
+	*ents = NULL;
+	*n = 0;
+	*labelled = 1;
+	if (!agg__total(a))
+		return 0;
+	g = agg__groups(a, &ng);
+	*labelled = g != NULL;
+	if (!ng)
+		ng = agg__nstacks(a);
+	e = calloc(ng ? ng : 1, sizeof(*e));
+	if (!e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	procs = agg__procs(a, &np);
+	for (i = 0; i < np && !err; i++)
+		if (!intmap__find(&rank, procs[i].pid))
+			err = intmap__put(&rank, procs[i].pid, i);
+	if (err)
+		goto out;
+	for (i = 0; i < ng; i++) {
+		const uint32_t *ids;
+		size_t len;
+
+		if (!g) {
+			e[i].stack = (uint32_t)i;
+			agg__stack(a, i, &ids, &len, &e[i].count);
+			continue;
+		}
+		/* A pid the processes do not list goes after them, by pid. */
+		e[i].rank = intmap__get(&rank, g[i].pid, &r) ? r : np;
+		e[i].pid = g[i].pid;
+		e[i].tid = per_thread ? g[i].tid : 0;
+		e[i].stack = g[i].stack;
+		e[i].count = g[i].count;
+	}
+	for (i = 0; g && i < ng; i++)
+		if (e[i].rank == np)
+			e[i].rank = np + e[i].pid;
+	qsort(e, ng, sizeof(*e), ss_ent__cmp);
+	for (i = 0; i < ng; i++) {
+		if (k && !ss_ent__cmp(&e[k - 1], &e[i]))
+			e[k - 1].count += e[i].count;
+		else
+			e[k++] = e[i];
+	}
+	*ents = e;
+	*n = k;
+	e = NULL;
+out:
+	intmap__exit(&rank);
+	free(e);
+	return err;
+}
+
+/* Number the frames the entries use, in id order: map[id] = its index in
+ * shared.frames, or SS_NOFRAME.  0 or -ENOMEM. */
+static int ss__frames(const struct agg *a, const struct ss_ent *e, size_t n, uint32_t **mapp)
+{
+	size_t nf = agg__nframes(a), i, j, len;
+	uint32_t *map = malloc((nf ? nf : 1) * sizeof(*map)), next = 0;
+	const uint32_t *ids;
+	uint64_t count;
+
+	if (!map)
+		return -ENOMEM;
+	for (i = 0; i < nf; i++)
+		map[i] = SS_NOFRAME;
+	for (i = 0; i < n; i++) {
+		agg__stack(a, e[i].stack, &ids, &len, &count);
+		for (j = 0; j < len; j++)
+			map[ids[j]] = 0;
+	}
+	for (i = 0; i < nf; i++)
+		if (map[i] != SS_NOFRAME)
+			map[i] = next++;
+	*mapp = map;
+	return 0;
+}
+
+/* -- Writing ----------------------------------------------------------------------- */
+
+/* The frames of shared.frames: name as folded prints it, file and line
+ * where the frame's source gives them (speedscope shows them beside it). */
+static void ss__write_frames(const struct agg *a, const uint32_t *map, FILE *out)
+{
+	size_t nf = agg__nframes(a), i, len;
+	struct ljs_frame_src src;
+	int first = 1;
+
+	fputs("\"shared\":{\"frames\":[", out);
+	for (i = 0; i < nf; i++) {
+		const char *name;
+
+		if (map[i] == SS_NOFRAME)
+			continue;
+		name = agg__frame_name(a, (uint32_t)i, &len);
+		fputs(first ? "\n{\"name\":\"" : ",\n{\"name\":\"", out);
+		first = 0;
+		json__chars(out, name, len);
+		fputc('"', out);
+		if (agg__frame_src(a, (uint32_t)i, &src)) {
+			if (src.file && src.file[0]) {
+				fputs(",\"file\":", out);
+				json__str(out, src.file);
+			}
+			if (src.line > 0)
+				fprintf(out, ",\"line\":%d", src.line);
+		}
+		fputc('}', out);
+	}
+	fputs("]},\n", out);
+}
+
+/* The name of the profile of e: "comm (pid N)" or "comm (pid N, tid M)"; the
+ * comm from the processes, else the stack's root frame. */
+static void ss__write_name(const struct agg *a, const struct ss_ent *e, int per_thread,
+			   int labelled, FILE *out)
+{
+	const struct agg_proc *procs;
+	const char *comm = NULL;
+	const uint32_t *ids;
+	size_t np, n, len = 0;
+	uint64_t count;
+
+	procs = agg__procs(a, &np);
+	if (labelled && e->rank < np)
+		comm = procs[e->rank].comm;
+	if (!comm) {
+		agg__stack(a, e->stack, &ids, &n, &count);
+		comm = agg__frame_name(a, ids[0], &len);
+	}
+	fputs("\"name\":\"", out);
+	json__chars(out, comm, strlen(comm));
+	if (!labelled)
+		fputs("\",", out);
+	else if (per_thread)
+		fprintf(out, " (pid %" PRIu32 ", tid %" PRIu32 ")\",", e->pid, e->tid);
+	else
+		fprintf(out, " (pid %" PRIu32 ")\",", e->pid);
+}
+
+/* One sampled profile: entries e[0 .. n-1].
+ *
+ * The unit is "none" and a weight is a number of samples: the weights are
+ * then exactly the counts the folded and text outputs print, and mean the
+ * same whether the sampling frequency is known or not.  "nanoseconds" (count
+ * * 1e9 / Hz) would be an estimate of CPU time, not a measure, and not an
+ * integer at most frequencies (499 Hz). */
+static void ss__write_profile(const struct agg *a, const struct ss_ent *e, size_t n,
+			      const uint32_t *map, int per_thread, int labelled, FILE *out)
+{
+	const uint32_t *ids;
+	uint64_t sum = 0, count;
+	size_t i, j, len;
+
+	for (i = 0; i < n; i++)
+		sum += e[i].count;
+	fputs("{\"type\":\"sampled\",", out);
+	ss__write_name(a, e, per_thread, labelled, out);
+	fprintf(out, "\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
+		sum);
+	for (i = 0; i < n; i++) {
+		agg__stack(a, e[i].stack, &ids, &len, &count);
+		fputs(i ? ",\n[" : "\n[", out);
+		for (j = 0; j < len; j++)
+			fprintf(out, j ? ",%" PRIu32 : "%" PRIu32, map[ids[j]]);
+		fputc(']', out);
+	}
+	fputs("],\n\"weights\":[", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, e[i].count);
+	fputs("]}", out);
+}
+
+/* Write the speedscope file. */
+int speedscope__write(const struct agg *a, const struct output_opts *o, FILE *out)
+{
+	const char *file = agg__source_file(a), *base;
+	int per_thread = o && o->per_thread, labelled, err;
+	struct ss_ent *e = NULL;
+	uint32_t *map = NULL;
+	size_t n = 0, i, start;
+
+	err = ss__entries(a, per_thread, &e, &n, &labelled);
+	if (!err)
+		err = ss__frames(a, e, n, &map);
+	if (err)
+		goto out;
+	/* speedscope titles the view with "name" and falls back to the first
+	 * profile's name only when it is empty: never leave it empty. */
+	base = file ? strrchr(file, '/') : NULL;
+	base = base ? base + 1 : file;
+	fputs("{\"$schema\":\"" SS_SCHEMA "\",\n\"exporter\":\"ljsnap " PACKAGE_VERSION "\",\n"
+	      "\"name\":", out);
+	json__str(out, base && base[0] ? base : "ljsnap");
+	fputs(",\n\"activeProfileIndex\":0,\n", out);
+	ss__write_frames(a, map, out);
+	fputs("\"profiles\":[", out);
+	for (start = 0; start < n; start = i) {
+		for (i = start + 1; i < n && e[i].rank == e[start].rank && e[i].tid == e[start].tid;
+		     i++)
+			;
+		fputs(start ? ",\n" : "\n", out);
+		ss__write_profile(a, e + start, i - start, map, per_thread, labelled, out);
+	}
+	fputs("]}\n", out);
+	if (fflush(out) || ferror(out))
+		err = -EIO;
+out:
+	free(map);
+	free(e);
+	return err;
+}
