@@ -103,7 +103,7 @@ static void usage(FILE *out)
 		"formats:\n");
 	f = output__formats(&n);
 	for (i = 0; i < n; i++)
-		fprintf(out, "  %-8s %s\n", f[i].name, f[i].summary);
+		fprintf(out, "  %-11s %s\n", f[i].name, f[i].summary);
 	fprintf(out,
 		"\n"
 		"examples:\n"
