@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/output/folded.h"
+#include "formats/output/html.h"
 #include "formats/output/output.h"
 #include "formats/output/textreport.h"
 
@@ -13,6 +14,8 @@ static const struct output_format formats[] = {
 	  textreport__write, ".txt", NULL, 0 },
 	{ "folded", "one line per distinct stack (flamegraph.pl, inferno, speedscope)", 0,
 	  folded__write, ".folded", "flamegraph.pl %s > flame.svg, or load it in speedscope", 0 },
+	{ "html", "an interactive flame graph: one self-contained HTML page", 0,
+	  html__write, ".html", "open %s in a browser (it is self-contained: no network)", 0 },
 };
 
 const struct output_format *output__find(const char *name)
