@@ -35,6 +35,24 @@ fi
 # tests prepare them on first use too; this does it up front (~2 minutes).
 # --no-variants: only what building and profiling need (the README's quick start).
 [ "${1:-}" = --no-variants ] && exit 0
+# tests/output/html.sh: Debian's chromium, and npm for playwright-core (the
+# version tests/output/html.sh pins), installed into the build directory's
+# node/.  A nodejs from elsewhere may provide npm already.
+html_pkgs="chromium npm"
+missing=""
+for p in $html_pkgs; do
+	[ "$p" = npm ] && command -v npm > /dev/null && continue
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
+node_dir=${LJSNAP_BUILD_DIR:-$top/build-tests}/node
+[ -d "$node_dir/node_modules/playwright-core" ] ||
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --prefix "$node_dir" \
+		"$(sed -n 's/^PLAYWRIGHT=//p' "$top/tests/output/html.sh")" > /dev/null
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
 	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null
