@@ -125,6 +125,7 @@ report "$tmp/nginx.ljsnap" nginx --lines
 "$top_builddir/tests/output/html_many" 100000 "$tmp/many.html" "$tmp/many.folded" ||
 	fail "tests/output/html_many"
 [ "$(wc -l < "$tmp/many.folded")" = 100000 ] || fail "many.folded: not 100000 distinct stacks"
+[ "$(grep -c '</script' "$tmp/many.html")" = 2 ] || fail "many.html: a stray </script"
 
 IFS='
 '
@@ -133,7 +134,7 @@ page_case "luajit-jon" "$tmp/jon.html" "$tmp/jon.folded" '^leaf ' "" $(header_of
 # shellcheck disable=SC2046
 page_case "nginx --lines" "$tmp/nginx.html" "$tmp/nginx.folded" '^tcp_' \
 	"$top_builddir/tests/output/html.png" $(header_of "$tmp/nginx.txt")
-page_case "100000 stacks" "$tmp/many.html" "$tmp/many.folded" '^hot ' "" "synthetic"
+page_case "100000 stacks" "$tmp/many.html" "$tmp/many.folded" '^hot |</script' "" "synthetic"
 unset IFS
 printf ',{"label":"empty","page":"%s","empty":true,"header":["samples0"]}]\n' "$tmp/none.html" >> "$tmp/cases.json"
 

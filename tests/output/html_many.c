@@ -9,8 +9,9 @@
  *
  * Stack i: "synth" (the root), "main chunk", then "hot x.lua:10_[j]" for a
  * third of the stacks ("work x.lua:20" for the rest), 3 to 11 frames shared
- * with neighbouring stacks (every kind in turn), and a leaf of its own, so
- * every stack is distinct.  Counts 1 to 7.  Deterministic.
+ * with neighbouring stacks (every kind in turn), in one stack of 1000 a frame
+ * whose name holds "</script><!--", quotes and a backslash, and a leaf of
+ * its own, so every stack is distinct.  Counts 1 to 7.  Deterministic.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,6 +49,8 @@ static int add_stack(struct agg *a, struct agg_stack *sb, unsigned i)
 		snprintf(name, sizeof(name), "f%u_%u x.lua:%u", l, (i >> (2 * l + 2)) % 4, 100 + l);
 		err = push(a, sb, name, kinds[l % (sizeof(kinds) / sizeof(kinds[0]))]);
 	}
+	if (!err && i % 1000 == 7)	/* what the page must escape */
+		err = push(a, sb, "function <x.lua:5> \"</script><!--\" \\ &amp;", LJS_FK_LUA);
 	if (!err) {
 		snprintf(name, sizeof(name), "leaf_%u x.lua:%u", i, 1000 + i % 50);
 		err = push(a, sb, name, LJS_FK_LUA);
