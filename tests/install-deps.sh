@@ -36,10 +36,13 @@ fi
 # --no-variants: only what building and profiling need (the README's quick start).
 [ "${1:-}" = --no-variants ] && exit 0
 # The consumers of the output format tests (tests/output/): speedscope's
-# schema from its npm package, checked with Debian's python3-jsonschema.
-# Debian's npm only where no npm is installed: a Node.js from elsewhere that
-# ships its own npm conflicts with it and must not be replaced.
-out_pkgs="python3-jsonschema"
+# schema from its npm package, checked with Debian's python3-jsonschema;
+# Debian's chromium driven by playwright-core (the version
+# tests/output/html.sh pins) for the html page.  npm packages go into the
+# build directory's node/.  Debian's npm only where no npm is installed: a
+# Node.js from elsewhere that ships its own npm conflicts with it and must
+# not be replaced.
+out_pkgs="python3-jsonschema chromium"
 command -v npm >/dev/null 2>&1 || out_pkgs="$out_pkgs npm"
 missing=""
 for p in $out_pkgs; do
@@ -53,6 +56,9 @@ fi
 node_dir=${LJSNAP_BUILD_DIR:-$top/build-tests}/node
 grep -qs '"version": "1.25.0"' "$node_dir/node_modules/speedscope/package.json" ||
 	npm install --no-audit --no-fund --prefix "$node_dir" speedscope@1.25.0 > /dev/null
+[ -d "$node_dir/node_modules/playwright-core" ] ||
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --prefix "$node_dir" \
+		"$(sed -n 's/^PLAYWRIGHT=//p' "$top/tests/output/html.sh")" > /dev/null
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
 	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null

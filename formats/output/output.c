@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "formats/output/folded.h"
+#include "formats/output/html.h"
 #include "formats/output/output.h"
 #include "formats/output/speedscope.h"
 #include "formats/output/textreport.h"
@@ -18,6 +19,8 @@ static const struct output_format formats[] = {
 	  speedscope__write, ".speedscope.json",
 	  "open https://www.speedscope.app and load %s, or `npx speedscope %s`",
 	  OUTPUT_NEEDS_SRC | OUTPUT_NEEDS_LABELS },
+	{ "html", "an interactive flame graph: one self-contained HTML page", 0,
+	  html__write, ".html", "open %s in a browser (it is self-contained: no network)", 0 },
 };
 
 const struct output_format *output__find(const char *name)
