@@ -12,7 +12,7 @@ top=$(pwd)
 build=${LJSNAP_ASAN_DIR:-$top/build-asan}
 variants=${LJSNAP_VARIANTS_DIR:-$top/build-tests/variants}
 mkdir -p "$build"
-( [ -x configure ] || ./autogen.sh ) >/dev/null &&
+( [ configure -nt configure.ac ] || ./autogen.sh ) >/dev/null &&
 	(cd "$build" && "$top/configure" -q --enable-asan) &&
 	make -C "$build" -j"$(nproc)" >"$build/make.log" 2>&1 ||
 	{ tail -30 "$build/make.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -32,5 +32,6 @@ grep -l 'ERROR: AddressSanitizer\|runtime error:' $(find "$build/tests" -name '*
 	sed 's/^/sanitizer report in: /'
 pass=$(grep -cE '^(PASS|XFAIL):' "$build/check.log")
 fail=$(grep -cE '^(FAIL|XPASS|ERROR):' "$build/check.log")
+[ "$pass" -gt 0 ] || { tail -20 "$build/check.log"; fail=$((fail + 1)); }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
