@@ -35,6 +35,17 @@ fi
 # tests prepare them on first use too; this does it up front (~2 minutes).
 # --no-variants: only what building and profiling need (the README's quick start).
 [ "${1:-}" = --no-variants ] && exit 0
+# tests/output/pprof.sh: `go tool pprof` reads the pprof output.
+pprof_pkgs="golang-go"
+missing=""
+for p in $pprof_pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
 	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null
