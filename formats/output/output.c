@@ -14,7 +14,7 @@ static const struct output_format formats[] = {
 	  textreport__write, ".txt", NULL, 0 },
 	{ "folded", "one line per distinct stack (flamegraph.pl, inferno, speedscope)", 0,
 	  folded__write, ".folded", "flamegraph.pl %s > flame.svg, or load it in speedscope", 0 },
-	{ "pprof", "gzipped profile.proto, labels pid/tid/comm/vm (go tool pprof, Parca)", 0,
+	{ "pprof", "gzipped profile.proto with labels pid, tid, comm, vm (go tool pprof)", 0,
 	  pprof__write, ".pb.gz",
 	  "go tool pprof -http=127.0.0.1:8080 %s", OUTPUT_NEEDS_SRC | OUTPUT_NEEDS_LABELS },
 };

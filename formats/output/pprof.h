@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pprof.h -- the profile as google/pprof's profile.proto (proto3), gzip
- * compressed: `go tool pprof`, Parca, Pyroscope and Grafana read it.
+ * compressed, for `go tool pprof` and the other readers of that format.
  *
  * What goes where:
  *   sample_type   [samples/count, cpu/nanoseconds]; period_type cpu/nanoseconds,
