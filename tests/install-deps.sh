@@ -37,12 +37,12 @@ fi
 [ "${1:-}" = --no-variants ] && exit 0
 # The consumers of the output format tests (tests/output/): speedscope's
 # schema from its npm package, checked with Debian's python3-jsonschema;
-# Debian's chromium driven by playwright-core (the version
+# Go's own pprof (golang-go); Debian's chromium driven by playwright-core (the version
 # tests/output/html.sh pins) for the html page.  npm packages go into the
 # build directory's node/.  Debian's npm only where no npm is installed: a
 # Node.js from elsewhere that ships its own npm conflicts with it and must
 # not be replaced.
-out_pkgs="python3-jsonschema chromium"
+out_pkgs="python3-jsonschema chromium golang-go"
 command -v npm >/dev/null 2>&1 || out_pkgs="$out_pkgs npm"
 missing=""
 for p in $out_pkgs; do

@@ -8,6 +8,7 @@
 #include "formats/output/html.h"
 #include "formats/output/output.h"
 #include "formats/output/speedscope.h"
+#include "formats/output/pprof.h"
 #include "formats/output/textreport.h"
 
 static const struct output_format formats[] = {
@@ -21,6 +22,9 @@ static const struct output_format formats[] = {
 	  OUTPUT_NEEDS_SRC | OUTPUT_NEEDS_LABELS },
 	{ "html", "an interactive flame graph: one self-contained HTML page", 0,
 	  html__write, ".html", "open %s in a browser (it is self-contained: no network)", 0 },
+	{ "pprof", "gzipped profile.proto with labels pid, tid, comm, vm (go tool pprof)", 0,
+	  pprof__write, ".pb.gz",
+	  "go tool pprof -http=127.0.0.1:8080 %s", OUTPUT_NEEDS_SRC | OUTPUT_NEEDS_LABELS },
 };
 
 const struct output_format *output__find(const char *name)
