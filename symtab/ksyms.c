@@ -164,7 +164,8 @@ int ksyms__finish(struct ksyms *k)
 
 	if (!k)
 		return -EINVAL;
-	qsort(k->v, k->n, sizeof(*k->v), ksyms__cmp);
+	if (k->n)	/* qsort wants an array, even of nothing */
+		qsort(k->v, k->n, sizeof(*k->v), ksyms__cmp);
 	free(k->sorted);
 	k->nsorted = 0;
 	k->sorted = malloc((k->n ? k->n : 1) * sizeof(*k->sorted));
