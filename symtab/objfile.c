@@ -202,7 +202,8 @@ struct objfile *objcache__get(struct objcache *c, const char *path, const uint8_
 		free(obj);
 		return NULL;
 	}
-	memcpy(obj->build_id, id, n);
+	if (n)
+		memcpy(obj->build_id, id, n);
 	obj->build_id_len = (uint32_t)n;
 	if (objfile__resolve(c, obj) != 0) {
 		objfile__delete(obj);
