@@ -557,17 +557,6 @@ static int top__choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint
 	return 0;
 }
 
-/* Find the resumer thread at a depth (LJS_SEC_RES_L, aux = depth), or 0. */
-static uint64_t resumer__find(const struct ljs_sample *s, uint32_t depth)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->nsec && i < LJS_SAMPLE_MAX_SECS; i++)
-		if (s->sec[i].kind == LJS_SEC_RES_L && s->sec[i].aux == depth)
-			return s->sec[i].addr;
-	return 0;
-}
-
 /* Walk the thread that was running, then its resumers. */
 static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum vmclass vc,
 			  int32_t vmstate, uint64_t jit_base)
@@ -638,7 +627,11 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 			return;
 		}
 		/* Bottom of a coroutine: continue in the thread that resumed it. */
-		L = resumer__find(w->s, depth + 1);
+		L = ljw__resumer(w->s, depth + 1);
+		if (!L && ljw__resumed_from_c(w, t.L)) {
+			out->end = LJW_END_C_RESUME;
+			return;
+		}
 		if (!L || nseen >= LJS_SAMPLE_MAX_SECS) {
 			out->end = LJW_END_COROUTINE;
 			return;
@@ -768,7 +761,7 @@ out:
 	}
 	if (out->unknown[LJW_R_STACK_CUT])
 		out->truncated = 1;
-	out->complete = out->end == LJW_END_COMPLETE;
+	out->complete = out->end == LJW_END_COMPLETE || out->end == LJW_END_C_RESUME;
 	out->frames = w->frames;
 	out->nframes = w->nframes;
 	return ret;

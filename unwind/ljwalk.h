@@ -74,6 +74,8 @@ enum ljw_end {
 	LJW_END_NOT_IN_LUA,	/* L->cframe == NULL: the thread is not inside Lua */
 	LJW_END_NO_LUA,		/* no LuaJIT state in the sample */
 	LJW_END_ERROR,		/* stopped at an [unknown] frame */
+	LJW_END_C_RESUME,	/* bottom of a coroutine resumed from C (lua_resume, as
+				 * OpenResty runs every request): complete */
 	LJW__END_MAX
 };
 
@@ -169,7 +171,7 @@ struct ljw_stack {
 	struct ljw_frame *frames;	/* innermost first; owned by the walker */
 	size_t nframes;
 	enum ljw_end end;
-	int complete;			/* end == LJW_END_COMPLETE */
+	int complete;			/* end == LJW_END_COMPLETE or LJW_END_C_RESUME */
 	int truncated;			/* data ran out before the bottom */
 	uint32_t nunknown;		/* [unknown] frames emitted */
 	uint32_t unknown[LJW_R__MAX];	/* per reason */

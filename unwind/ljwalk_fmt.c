@@ -156,6 +156,7 @@ const char *ljw_end__name(enum ljw_end e)
 		[LJW_END_NOT_IN_LUA] = "not_in_lua",
 		[LJW_END_NO_LUA] = "no_lua",
 		[LJW_END_ERROR] = "error",
+		[LJW_END_C_RESUME] = "c_resume",
 	};
 
 	if ((unsigned)e >= LJW__END_MAX || !names[e])

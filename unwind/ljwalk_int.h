@@ -84,6 +84,12 @@ struct ljw {
 /* Append a zeroed frame; NULL when out of memory. */
 struct ljw_frame *ljw__frame_push(struct ljw *w);
 
+/* -- Coroutines (ljwalk_resume.c) -- */
+/* The resumer thread the sample carries at a depth (LJS_SEC_RES_L), or 0. */
+uint64_t ljw__resumer(const struct ljs_sample *s, uint32_t depth);
+/* 1 when coroutine L was resumed from C (see ljwalk_resume.c), else 0. */
+int ljw__resumed_from_c(struct ljw *w, uint64_t L);
+
 /* -- Arena (ljwalk_proto.c) -- */
 void ljw__arena_reset(struct ljw *w);
 void *ljw__alloc(struct ljw *w, size_t size);

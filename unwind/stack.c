@@ -188,6 +188,7 @@ void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st)
 		return;
 	}
 	s->end_coroutine += st->end == LJW_END_COROUTINE;
+	s->end_c_resume += st->end == LJW_END_C_RESUME;
 	s->end_not_in_lua += st->end == LJW_END_NOT_IN_LUA;
 	s->end_error += st->end == LJW_END_ERROR;
 	for (r = 0; r < LJW_R__MAX; r++)
@@ -204,7 +205,7 @@ void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st)
 	s->frames += st->nframes;
 	if (st->nframes > s->max_depth)
 		s->max_depth = (uint32_t)st->nframes;
-	if (st->end == LJW_END_COMPLETE && st->nunknown == 0) {
+	if (st->complete && st->nunknown == 0) {
 		s->clean++;
 		/* The main chunk may sit above C frames (luajit's pmain, an embedder). */
 		for (i = st->nframes; i > 0; i--)

@@ -141,6 +141,7 @@ struct ljs_walk_stats {
 	uint64_t clean;			/* reached the bottom with no unknown frame */
 	uint64_t to_main;		/* clean, and a main chunk is on the stack */
 	uint64_t end_coroutine;		/* ended in a coroutine without resumer */
+	uint64_t end_c_resume;		/* ... resumed from C (lua_resume): complete */
 	uint64_t end_not_in_lua;	/* the thread is not inside Lua */
 	uint64_t end_error;		/* stopped at an unknown frame */
 	uint64_t with_unknown;		/* at least one [unknown] frame */

@@ -134,6 +134,8 @@ static void unwind__print(FILE *out, const struct ljs_walk_stats *s)
 		" (%.1f%%)\n", s->to_main, s->lua_state, pct(s->to_main, s->lua_state));
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "reached the stack bottom, no unknown frame",
 		s->clean);
+	fprintf(out, "  %-44s %9" PRIu64 "\n", "of them: coroutines resumed from C",
+		s->end_c_resume);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "ended in a coroutine without resumer",
 		s->end_coroutine);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "not inside Lua (no VM entry on the thread)",

@@ -136,6 +136,23 @@ assert_ge "$(pct "$loop" "$lua")" 90 "Lua handler stacks do not run through main
 [ $(( 100 * unk )) -le $(( 2 * tot )) ] || fail "[unknown] frames in more than 2% of the samples ($unk of $tot)"
 assert_ge "$kern" 1 "no kernel frames in any stack"
 
+# Every request runs in a coroutine the Lua module resumes from C
+# (ngx_http_lua_run_thread -> lua_resume): such a stack is complete.  Of
+# the samples with Lua code on CPU (not "not inside Lua"), >= 90% unwind to
+# the content_by_lua chunk as resumed from C, and "ended in a coroutine
+# without resumer" stays under 5% of them.
+"$LJSNAP" report -f text "$CAP" > "$TMPD/all.txt" 2>/dev/null || fail "report -f text failed"
+val() { awk -v k="$1" 'index($0, k) == 3 { print $NF; exit }' "$TMPD/all.txt"; }
+state=$(val "with LuaJIT state"); idle=$(val "not inside Lua"); cres=$(val "of them: coroutines resumed from C")
+nores=$(val "ended in a coroutine without resumer")
+inlua=$(( ${state:-0} - ${idle:-0} ))
+note "coroutines: $inlua samples in Lua, ${cres:-?} of them in coroutines resumed from C, ${nores:-?} without resumer"
+assert_ge "$inlua" 100 "too few samples in Lua"
+assert_ge "$(pct "${cres:-0}" "$inlua")" 90 "< 90% of the Lua samples seen as coroutines resumed from C"
+[ $(( 100 * ${nores:-0} )) -le $(( 5 * inlua )) ] || fail "coroutines without resumer in more than 5% of the Lua samples"
+grep -q 'unwound to the main chunk with no unknown frame: 0 of' "$TMPD/all.txt" &&
+	fail "report says no sample unwound to the main chunk"
+
 # Lua -> C: below handle_re's frame, PCRE's own frames, named by the symbols
 # the library exports (nm -D of the libpcre the Lua module links), in >= 80%
 # of its samples, and no [unknown] frame in >= 98%.
