@@ -112,6 +112,13 @@ static void name__lua(struct sbuf *b, const struct ljw_frame *f, unsigned flags)
 /* Name a walker frame; see frame_name.h. */
 size_t ljs_name__lua(const struct ljw_frame *f, unsigned flags, char *buf, size_t size)
 {
+	return ljs_name__lua_as(f, NULL, flags, buf, size);
+}
+
+/* The same, a C function named cname; see frame_name.h. */
+size_t ljs_name__lua_as(const struct ljw_frame *f, const char *cname, unsigned flags, char *buf,
+			size_t size)
+{
 	struct sbuf b = { buf, 0, size };
 
 	if (!buf || size == 0)
@@ -122,7 +129,9 @@ size_t ljs_name__lua(const struct ljw_frame *f, unsigned flags, char *buf, size_
 		name__lua(&b, f, flags);
 		break;
 	case LJW_FRAME_C:
-		if (f->cfunc) {
+		if (cname) {
+			sb__str(&b, cname);
+		} else if (f->cfunc) {
 			sb__str(&b, "C:0x");
 			sb__num(&b, f->cfunc, 16, 0);
 		} else {

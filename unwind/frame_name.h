@@ -18,6 +18,12 @@
  * (formats/output/aggregate.h) makes every name safe when it interns it. */
 size_t ljs_name__lua(const struct ljw_frame *f, unsigned flags, char *buf, size_t size);
 
+/* The same, naming a C function (LJW_FRAME_C) cname instead of C:0xADDRESS
+ * when cname is not NULL: its symbol, or module+0xoffset where there is none
+ * (unwind/pipeline.c finds them). */
+size_t ljs_name__lua_as(const struct ljw_frame *f, const char *cname, unsigned flags, char *buf,
+			size_t size);
+
 /* The kind of a walker frame. */
 enum ljs_fkind ljs_name__lua_kind(const struct ljw_frame *f);
 

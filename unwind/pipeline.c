@@ -271,11 +271,31 @@ static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
 		       LJS_FK_NATIVE, srcp);
 }
 
+/*
+ * The name of a lua_CFunction: its symbol when the function starts there,
+ * else module+0xoffset of its entry in the file (the same in every run,
+ * unlike the address); NULL where its mapping is unknown (C:0xADDRESS).
+ */
+static const char *c_name(struct ljs_pipe *r, const struct ljs_proc *p, uint64_t cfunc,
+			  char *buf, size_t size)
+{
+	const struct sym_info *si;
+
+	if (!cfunc || !p->pm || symbolizer__pc(r->sym, p->pm, cfunc, 0, &si) != 0)
+		return NULL;
+	if (si->name && si->offset == 0)
+		return si->name;
+	if (si->status == SYM_NO_MAPPING || si->status == SYM_ANON || !si->module || !si->module[0])
+		return NULL;
+	snprintf(buf, size, "%s+0x%" PRIx64, si->module, si->file_off);
+	return buf;
+}
+
 /* Lua frames [from, to) of the walk, innermost first. */
 static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljw_stack *ls,
 		   size_t from, size_t to)
 {
-	char name[LJS_NAME_MAX], ffn[128];
+	char name[LJS_NAME_MAX], ffn[128], cbuf[LJS_NAME_MAX];
 	size_t i, n;
 	int err;
 
@@ -283,6 +303,7 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		const struct ljw_frame *f = &ls->frames[i];
 		const struct sym_info *si;
 		struct ljw_frame named;
+		const char *cname = NULL;
 
 		/* A C function's own native frames are already above it. */
 		if (f->kind == LJW_FRAME_C && r->last_native && i == from)
@@ -299,8 +320,10 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 			named.ffname = ffn;
 			f = &named;
 		}
-		n = ljs_name__lua(f, r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0, name,
-				  sizeof(name));
+		if (f->kind == LJW_FRAME_C)
+			cname = c_name(r, p, f->cfunc, cbuf, sizeof(cbuf));
+		n = ljs_name__lua_as(f, cname, r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0, name,
+				     sizeof(name));
 		if (r->flags & LJS_PIPE_DETAILS) {
 			struct ljs_frame_src src = { 0 };
 

@@ -10,7 +10,7 @@
  *   unnamed function  function <chunk:linedefined>
  *   main chunk        main chunk                 main cpu.lua
  *   builtin           library name or builtin#N  string.gsub
- *   C function        C:0xADDRESS
+ *   C function        its symbol, module+0xOFFSET, or C:0xADDRESS
  *   pseudo frames     [GC] [JIT compiler] [trace exit]
  *   unresolved        [unknown: reason]
  *   native            symbol, module+0xoffset, [LuaJIT interpreter], [JIT code]

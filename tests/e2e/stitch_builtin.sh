@@ -27,9 +27,10 @@
 # string.gsub or CB) exact, and the branch's share of the samples within
 # 5 points of the CPU share os.clock gives the gsub calls.  Also
 # --native-only (VM frames as "[LuaJIT interpreter]"; CB's frame as
-# "[JIT code]" with the JIT on) and --lua-only (luajit;C:0x...;main CHUNK;
-# coroutine.resume;OUTER;coroutine.resume;INNER;string.gsub;CB, C:0x... being
-# pmain, whose address the stripped binary does not tell).
+# "[JIT code]" with the JIT on) and --lua-only (luajit;luajit+0x...;main CHUNK;
+# coroutine.resume;OUTER;coroutine.resume;INNER;string.gsub;CB, luajit+0x...
+# being pmain, which the stripped binary names by no symbol: its file offset,
+# the same in every run).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stitch_lib.sh"
 need_bpf
@@ -144,7 +145,7 @@ for mode in joff jon; do
 		esac
 		# shellcheck disable=SC2086
 		"$LJSNAP" report -f folded --pid "$pid" $opt "$cap" 2> "$TMPD/$case.$view.rerr" |
-			sed 's/^luajit;C:0x[0-9a-f]*;/luajit;C:pmain;/' > "$TMPD/$case.$view.folded" ||
+			sed 's/^luajit;luajit+0x[0-9a-f]*;/luajit;C:pmain;/' > "$TMPD/$case.$view.folded" ||
 			{ cat "$TMPD/$case.$view.rerr" >&2; fail "$case: ljsnap report $opt failed"; }
 		[ -s "$TMPD/$case.$view.folded" ] || { cat "$TMPD/$case.$view.rerr" >&2; fail "$case: empty report $opt"; }
 		tally "$case" "$view" "$TMPD/$case.$view.folded"

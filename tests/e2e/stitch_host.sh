@@ -46,9 +46,9 @@
 # samples have exactly an expected stack, and each branch's share of the
 # samples is within 5 points of its share of the CPU time.  Same for
 # --native-only (VM frames as "[LuaJIT interpreter]", a trace as "[JIT code]")
-# and --lua-only (comm;ENTRY;WORK;C:0x<c_spin> | ffi.meta.__call |
-# C:0x<c_call_back>;CALLBACK | table.sort;CMP, C:0x... the host's printed
-# function addresses).
+# and --lua-only (comm;ENTRY;WORK;c_spin | ffi.meta.__call |
+# c_call_back;CALLBACK | table.sort;CMP: the lua_CFunctions named by their
+# symbols, which nm of the host gives for the addresses the host prints).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stitch_lib.sh"
 need_bpf
@@ -98,6 +98,15 @@ frame_pointers() {
 
 # expect CASE MODE COMM GTFILE: expected stacks ("branch<TAB>view<TAB>stack") and
 # markers ("branch<TAB>view<TAB>@frame", a frame that puts a sample in a branch).
+# csym BIN ADDR REF_ADDR REF_SYM: nm's symbol of BIN at runtime address ADDR,
+# the load bias taken from REF_SYM at REF_ADDR (a PIE: runtime = bias + value)
+csym() {
+	rv=$(nm "$1" | awk -v s="$4" '$3 == s { print $1; exit }')
+	[ -n "$rv" ] || { echo "?"; return; }
+	x=$(printf '%016x' $(( $2 - ($3 - 0x$rv) )))
+	nm "$1" | awk -v x="$x" '$1 == x && $2 ~ /^[tT]$/ { print $3; found = 1; exit } END { if (!found) print "?" }'
+}
+
 expect() {
 	out=$TMPD/$1.out
 	fn_line() { awk -v k="$1" '$1 == "FN" && $2 == k { print $3 }' "$out"; }
@@ -113,10 +122,17 @@ expect() {
 	WORK=$(lname work "$(fn_line work)")
 	CALLBACK=$(lname callback_lua "$(fn_line callback_lua)")
 	CMP=$(lname cmp "$(fn_line cmp)")
+	# The C functions' names: nm's symbol at the offset of the address the
+	# host printed (its load bias from the host's own "BASE" line, or from a
+	# symbol it printed: c_spin's address minus nm's c_spin value).
 	ASPIN=$(awk '$1 == "ADDR" && $2 == "c_spin" { print $3 }' "$out")
 	ACB=$(awk '$1 == "ADDR" && $2 == "c_call_back" { print $3 }' "$out")
+	aspin=$(csym "$BIN" "$ASPIN" "$ASPIN" c_spin)
+	acb=$(csym "$BIN" "$ACB" "$ASPIN" c_spin)
+	[ "$aspin" = c_spin ] && [ "$acb" = c_call_back ] ||
+		fail "$1: nm names the host's functions '$aspin' and '$acb'"
 	awk -v mode="$2" -v comm="$3" -v E="$ENTRY" -v W="$WORK" -v CB="$CALLBACK" -v CMP="$CMP" \
-	    -v aspin="C:$ASPIN" -v acb="C:$ACB" '
+	    -v aspin="$aspin" -v acb="$acb" '
 	function out(b, v, s) { printf "%s\t%s\t%s\n", b, v, s }
 	$1 != "GT" { next }
 	$2 == "bjit" { next }
