@@ -103,8 +103,10 @@ static void top__print(FILE *out, const struct agg *a, struct fn_count *fc, size
 
 		if (k1 == 0)
 			break;
-		fprintf(out, "  %9" PRIu64 " %5.1f%%  %9" PRIu64 " %5.1f%%  %s\n", k1, pct(k1, all),
-			k2, pct(k2, all), agg__frame_name(a, fc[i].id, NULL));
+		/* A kernel function keeps its mark, as in the stacks. */
+		fprintf(out, "  %9" PRIu64 " %5.1f%%  %9" PRIu64 " %5.1f%%  %s%s\n", k1, pct(k1, all),
+			k2, pct(k2, all), agg__frame_name(a, fc[i].id, NULL),
+			agg__frame_kind(a, fc[i].id) == LJS_FK_KERNEL ? "_[k]" : "");
 	}
 }
 

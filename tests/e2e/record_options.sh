@@ -87,6 +87,15 @@ t1=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/k.folded")
 t2=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/nok.folded")
 note "--no-kernel: $kern of $t1 samples have kernel frames by default"
 assert_ge "$kern" 1 "no sample with kernel frames: --no-kernel tested nothing"
+# the text report's top lists mark kernel functions as the stacks do: every
+# kernel function of the stacks is listed with its "_[k]", none without
+"$LJSNAP" report -f text --top 100000 "$TMPD/p.ljsnap" > "$TMPD/k.txt" 2>/dev/null || fail "report -f text failed"
+tr ';' '\n' < "$TMPD/k.folded" | sed 's/ [0-9]*$//' | grep '_\[k\]$' | sort -u > "$TMPD/kfn"
+sed -n '/^top functions by total/,/^$/p' "$TMPD/k.txt" | awk 'NR > 2 && NF { print $NF }' | sort -u > "$TMPD/top"
+missing=$(comm -23 "$TMPD/kfn" "$TMPD/top" | head -3)
+bare=$(sed 's/_\[k\]$//' "$TMPD/kfn" | comm -12 - "$TMPD/top" | head -3)
+[ -z "$missing" ] || fail "kernel functions missing from the top list as NAME_[k]: $missing"
+[ -z "$bare" ] || fail "kernel functions in the top list without their _[k]: $bare"
 grep -q '_\[k\]' "$TMPD/nok.folded" && fail "--no-kernel: kernel frames left"
 [ "$t1" = "$t2" ] || fail "--no-kernel: $t2 samples instead of $t1"
 exit 0
