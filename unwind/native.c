@@ -257,6 +257,11 @@ static int native__on_frame(Dwfl_Frame *state, void *arg)
 	w->seg_frames++;
 	if (f.pc == 0)
 		return native__stop(w, NATIVE_END_RA_ZERO);
+	/* No code lives in the first page or above the user half of the
+	 * address space (57 bits with 5-level paging): a caller's pc there is
+	 * garbage read where the stack holds none, whoever stepped to it. */
+	if (u->nframes && (f.pc < 4096 || f.pc >= (1ull << 56)))
+		return native__stop(w, NATIVE_END_BAD_PC);
 	if (!same && u->nframes && f.sp <= u->frames[u->nframes - 1].sp)
 		return native__stop(w, NATIVE_END_BAD_SP);
 	m = native_space__find(w->sp, f.activation ? f.pc : f.pc - 1);

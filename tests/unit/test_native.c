@@ -323,7 +323,26 @@ static uint64_t rnd(uint64_t *x)
 	return *x;
 }
 
-/* Garbage stacks and registers: bounded, no crash, an end reason. */
+/* A step_unknown hook that takes [sp] as the return address, as a frame
+ * without CFI might: on a garbage stack it hands back garbage pcs. */
+static int hook_pop(void *arg, const struct native_frame *f, const struct memsrc *mem,
+		    struct native_regs *out)
+{
+	uint64_t sp = f->regs.r[NATIVE_RSP], ra;
+
+	(void)arg;
+	if (memsrc__u64(mem, sp, &ra))
+		return -EFAULT;
+	*out = f->regs;
+	out->r[NATIVE_RSP] = sp + 8;
+	out->r[NATIVE_RIP] = ra;
+	out->valid = (1u << NATIVE_RSP) | (1u << NATIVE_RIP);
+	return 0;
+}
+
+/* Garbage stacks and registers: bounded, no crash, an end reason; with a
+ * hook that steps anything, a caller's pc is never one no code can have
+ * (a non-canonical address, the first page): the walk stops there. */
 static void check_garbage(struct env *e, const struct chain_snap *s)
 {
 	static uint8_t junk[8192];
@@ -335,7 +354,8 @@ static void check_garbage(struct env *e, const struct chain_snap *s)
 	int iter;
 	size_t i;
 
-	for (iter = 0; iter < 3000; iter++) {
+	for (iter = 0; iter < 6000; iter++) {
+		o.step_unknown = iter >= 3000 ? hook_pop : NULL;
 		for (i = 0; i < sizeof(junk); i += 8) {
 			uint64_t v = rnd(&x);
 
@@ -360,8 +380,12 @@ static void check_garbage(struct env *e, const struct chain_snap *s)
 		unwind(e, &r, &sec, &o, &st);
 		CHECKF(st.nframes >= 1 && st.nframes <= 64 && st.end != NATIVE_END_NONE,
 		      "garbage %d: %zu frames, end %s", iter, st.nframes, native_end__name(st.end));
-		for (i = 1; i < st.nframes; i++)
+		for (i = 1; i < st.nframes; i++) {
 			CHECKF(st.frames[i].sp > st.frames[i - 1].sp, "garbage %d: sp not growing", iter);
+			CHECKF(st.frames[i].pc >= 4096 && st.frames[i].pc < (1ull << 56),
+			       "garbage %d: frame %zu has pc %#llx", iter, i,
+			       (unsigned long long)st.frames[i].pc);
+		}
 	}
 	/* No stack copy at all. */
 	unwind(e, &s->regs, NULL, NULL, &st);
