@@ -29,69 +29,76 @@ void ljs_stack__exit(struct ljs_stack *st)
 	memset(st, 0, sizeof(*st));
 }
 
-/* Copy a string into the text: its offset, LJS_NOSTR for NULL, or
- * LJS_NOSTR - 1 when out of memory. */
-static uint32_t stack__str(struct ljs_stack *st, const char *s)
+int ljs_src_ref__set(struct ljs_src_ref *r, const struct ljs_frame_src *src,
+		     int (*put)(void *ctx, const char *s, uint64_t *off), void *ctx)
 {
-	size_t len;
-	uint32_t off;
+	if (put(ctx, src->func, &r->func) || put(ctx, src->file, &r->file) ||
+	    put(ctx, src->module, &r->module) || put(ctx, src->build_id, &r->build_id))
+		return -ENOMEM;
+	r->line = src->line;
+	r->start_line = src->start_line;
+	r->addr = src->addr;
+	r->map_start = src->map_start;
+	r->map_limit = src->map_limit;
+	r->map_offset = src->map_offset;
+	return 0;
+}
 
-	if (!s)
-		return LJS_NOSTR;
+void ljs_src_ref__get(const struct ljs_src_ref *r, const char *text, struct ljs_frame_src *out)
+{
+	out->func = r->func == LJS_NOSTR ? NULL : text + r->func;
+	out->file = r->file == LJS_NOSTR ? NULL : text + r->file;
+	out->module = r->module == LJS_NOSTR ? NULL : text + r->module;
+	out->build_id = r->build_id == LJS_NOSTR ? NULL : text + r->build_id;
+	out->line = r->line;
+	out->start_line = r->start_line;
+	out->addr = r->addr;
+	out->map_start = r->map_start;
+	out->map_limit = r->map_limit;
+	out->map_offset = r->map_offset;
+}
+
+/* ljs_src_ref__set's put: copy a string into the stack's text. */
+static int stack__put(void *ctx, const char *s, uint64_t *off)
+{
+	struct ljs_stack *st = ctx;
+	size_t len;
+
+	if (!s) {
+		*off = LJS_NOSTR;
+		return 0;
+	}
 	len = strnlen(s, LJS_NAME_MAX - 1);
 	if (st->tlen > UINT32_MAX - 2 * LJS_NAME_MAX ||
 	    VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
-		return LJS_NOSTR - 1;
-	off = (uint32_t)st->tlen;
-	memcpy(st->text + off, s, len);
-	st->text[off + len] = '\0';
+		return -ENOMEM;
+	memcpy(st->text + st->tlen, s, len);
+	st->text[st->tlen + len] = '\0';
+	*off = st->tlen;
 	st->tlen += len + 1;
-	return off;
+	return 0;
 }
 
 int ljs_stack__push_src(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind,
 			const struct ljs_frame_src *src)
 {
-	struct ljs_frame *f;
 	int err = ljs_stack__push(st, name, len, kind);
 
 	if (err || !src)
 		return err;
-	f = &st->f[st->n - 1];
-	f->func = stack__str(st, src->func);
-	f->file = stack__str(st, src->file);
-	f->module = stack__str(st, src->module);
-	f->build_id = stack__str(st, src->build_id);
-	if (f->func == LJS_NOSTR - 1 || f->file == LJS_NOSTR - 1 || f->module == LJS_NOSTR - 1 ||
-	    f->build_id == LJS_NOSTR - 1)
-		return -ENOMEM;
-	f->line = src->line;
-	f->start_line = src->start_line;
-	f->addr = src->addr;
-	f->map_start = src->map_start;
-	f->map_limit = src->map_limit;
-	f->map_offset = src->map_offset;
-	f->has_src = 1;
+	err = ljs_src_ref__set(&st->f[st->n - 1].src, src, stack__put, st);
+	if (err)
+		return err;
+	st->f[st->n - 1].has_src = 1;
 	return 0;
 }
 
 int ljs_stack__src(const struct ljs_stack *st, size_t i, struct ljs_frame_src *out)
 {
-	const struct ljs_frame *f = &st->f[i];
-
 	memset(out, 0, sizeof(*out));
-	if (!f->has_src)
+	if (!st->f[i].has_src)
 		return 0;
-	out->func = f->func == LJS_NOSTR ? NULL : st->text + f->func;
-	out->file = f->file == LJS_NOSTR ? NULL : st->text + f->file;
-	out->module = f->module == LJS_NOSTR ? NULL : st->text + f->module;
-	out->build_id = f->build_id == LJS_NOSTR ? NULL : st->text + f->build_id;
-	out->line = f->line;
-	out->start_line = f->start_line;
-	out->addr = f->addr;
-	out->map_start = f->map_start;
-	out->map_limit = f->map_limit;
-	out->map_offset = f->map_offset;
+	ljs_src_ref__get(&st->f[i].src, st->text, out);
 	return 1;
 }
 

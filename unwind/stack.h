@@ -70,16 +70,30 @@ struct ljs_frame_src {
 	uint64_t map_start, map_limit, map_offset;	/* native: its mapping */
 };
 
-#define LJS_NOSTR	UINT32_MAX	/* a string field of struct ljs_frame that is unknown */
+#define LJS_NOSTR	UINT64_MAX	/* a string of struct ljs_src_ref that is unknown */
+
+/* A frame's source kept beside a text (a stack's, the profile's): its
+ * strings as offsets into that text. */
+struct ljs_src_ref {
+	uint64_t func, file, module, build_id;	/* offsets, or LJS_NOSTR */
+	int line, start_line;
+	uint64_t addr, map_start, map_limit, map_offset;
+};
+
+/* Keep src in r, each string copied by put (which stores its offset in *off
+ * and returns 0, or -ENOMEM).  0 or -ENOMEM. */
+int ljs_src_ref__set(struct ljs_src_ref *r, const struct ljs_frame_src *src,
+		     int (*put)(void *ctx, const char *s, uint64_t *off), void *ctx);
+
+/* The source r keeps beside text (pointers into it). */
+void ljs_src_ref__get(const struct ljs_src_ref *r, const char *text, struct ljs_frame_src *out);
 
 struct ljs_frame {
 	uint32_t off;		/* name at ljs_stack.text + off, NUL-terminated */
 	uint32_t len;
 	enum ljs_fkind kind;
-	int has_src;		/* the fields below were set (ljs_stack__push_src) */
-	uint32_t func, file, module, build_id;	/* offsets into text, or LJS_NOSTR */
-	int line, start_line;
-	uint64_t addr, map_start, map_limit, map_offset;
+	int has_src;		/* src was set (ljs_stack__push_src) */
+	struct ljs_src_ref src;	/* offsets into the stack's text */
 };
 
 /* A stack of named frames, root (index 0) first once finished. */

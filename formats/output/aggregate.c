@@ -330,14 +330,14 @@ int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count)
 	return idx < 0 ? (int)idx : 0;
 }
 
-/* Copy a string of a frame's source into the name arena: its offset,
- * AGG_NOSTR for NULL; -ENOMEM leaves *off unchanged. */
-static int fsrc__str(struct agg *a, const char *s, uint64_t *off)
+/* ljs_src_ref__set's put: copy a string into the name arena. */
+static int fsrc__put(void *ctx, const char *s, uint64_t *off)
 {
+	struct agg *a = ctx;
 	size_t len;
 
 	if (!s) {
-		*off = AGG_NOSTR;
+		*off = LJS_NOSTR;
 		return 0;
 	}
 	len = strlen(s);
@@ -352,8 +352,6 @@ static int fsrc__str(struct agg *a, const char *s, uint64_t *off)
 /* Keep the source of frame id (the first one given wins). */
 static int fsrc__keep(struct agg *a, uint32_t id, const struct ljs_frame_src *src)
 {
-	struct agg_fsrc *f;
-
 	if (id < a->nfsrc && a->fsrc[id].has)
 		return 0;
 	if (VEC_GROW(a->fsrc, &a->fsrccap, (size_t)id + 1))
@@ -362,17 +360,9 @@ static int fsrc__keep(struct agg *a, uint32_t id, const struct ljs_frame_src *sr
 		memset(a->fsrc + a->nfsrc, 0, ((size_t)id + 1 - a->nfsrc) * sizeof(*a->fsrc));
 		a->nfsrc = (size_t)id + 1;
 	}
-	f = &a->fsrc[id];
-	if (fsrc__str(a, src->func, &f->func) || fsrc__str(a, src->file, &f->file) ||
-	    fsrc__str(a, src->module, &f->module) || fsrc__str(a, src->build_id, &f->build_id))
+	if (ljs_src_ref__set(&a->fsrc[id].src, src, fsrc__put, a))
 		return -ENOMEM;
-	f->line = src->line;
-	f->start_line = src->start_line;
-	f->addr = src->addr;
-	f->map_start = src->map_start;
-	f->map_limit = src->map_limit;
-	f->map_offset = src->map_offset;
-	f->has = 1;
+	a->fsrc[id].has = 1;
 	return 0;
 }
 
@@ -496,22 +486,10 @@ int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, u
 /* Where frame id comes from. */
 int agg__frame_src(const struct agg *a, uint32_t id, struct ljs_frame_src *out)
 {
-	const struct agg_fsrc *f;
-
 	memset(out, 0, sizeof(*out));
 	if (id >= a->nfsrc || !a->fsrc[id].has)
 		return 0;
-	f = &a->fsrc[id];
-	out->func = f->func == AGG_NOSTR ? NULL : a->str + f->func;
-	out->file = f->file == AGG_NOSTR ? NULL : a->str + f->file;
-	out->module = f->module == AGG_NOSTR ? NULL : a->str + f->module;
-	out->build_id = f->build_id == AGG_NOSTR ? NULL : a->str + f->build_id;
-	out->line = f->line;
-	out->start_line = f->start_line;
-	out->addr = f->addr;
-	out->map_start = f->map_start;
-	out->map_limit = f->map_limit;
-	out->map_offset = f->map_offset;
+	ljs_src_ref__get(&a->fsrc[id].src, a->str, out);
 	return 1;
 }
 

@@ -28,13 +28,10 @@ struct agg_st {
 	uint64_t count;
 };
 
-/* A frame's source: string offsets into agg.str (AGG_NOSTR: unknown). */
-#define AGG_NOSTR	UINT64_MAX
+/* A frame's source: string offsets into agg.str. */
 struct agg_fsrc {
 	int has;
-	uint64_t func, file, module, build_id;
-	int line, start_line;
-	uint64_t addr, map_start, map_limit, map_offset;
+	struct ljs_src_ref src;
 };
 
 /* One labelled group of one stack. */
