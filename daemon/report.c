@@ -67,10 +67,10 @@ static void usage(FILE *out)
 		"                     [--by-trace] [--per-thread] [--sysroot DIR]\n"
 		"                     [--debug-dir DIRS] FILE\n"
 		"\n"
-		"Rebuild the stacks of every sample in a capture file and write them as folded\n"
-		"stacks (for flamegraph.pl, inferno, speedscope) or as a text summary: top\n"
-		"functions, VM states, and how completely the stacks were unwound.  Only the\n"
-		"file is read, so it can be reported on any machine.\n"
+		"Rebuild the stacks of every sample in a capture file and write them as a text\n"
+		"summary (top functions, VM states, how completely the stacks were unwound),\n"
+		"an interactive html flame graph, a pprof or speedscope profile, or folded\n"
+		"stacks.  Only the file is read, so it can be reported on any machine.\n"
 		"\n"
 		"  -f, --format FORMAT  the output format (default text; see below)\n"
 		"  -o, --output OUT     write here instead of standard output\n"
@@ -108,6 +108,8 @@ static void usage(FILE *out)
 		"\n"
 		"examples:\n"
 		"  ljsnap report app.ljsnap | less\n"
+		"  ljsnap report -o app.html app.ljsnap           # open app.html in a browser\n"
+		"  ljsnap report -o app.pb.gz app.ljsnap && go tool pprof -top app.pb.gz\n"
 		"  ljsnap report -f folded -o app.folded app.ljsnap && flamegraph.pl app.folded > app.svg\n"
 		"  ljsnap report -f folded --pid 4242 --lines nginx.ljsnap | inferno-flamegraph > w.svg\n");
 }
