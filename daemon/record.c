@@ -346,6 +346,7 @@ static void finish(struct recorder *rc, int quiet)
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
 	struct proc *p;
+	int err;
 
 	bpfload__counters(&rc->bl, ctr);
 	bpfload__prog_stats(&rc->bl, &run_ns, &run_cnt);
@@ -374,6 +375,11 @@ static void finish(struct recorder *rc, int quiet)
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);
+	/* Everything but the END record is in the file now: bytes_written
+	 * counts only what was flushed, not the records still buffered. */
+	err = snapfile_writer__flush(rc->w);
+	if (err && !rc->werr)
+		rc->werr = err;
 
 	if (quiet)
 		return;
