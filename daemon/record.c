@@ -196,8 +196,8 @@ static void write_ksyms(struct recorder *rc)
 	ksyms__delete(ks);
 }
 
-/* Ring-buffer callback: one sample or task event. */
-static int on_event(void *ctx, void *data, size_t size)
+/* One sample or task event. */
+static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *rc = ctx;
 	const struct ljs_task_event *te = data;
@@ -283,6 +283,22 @@ static int on_event(void *ctx, void *data, size_t size)
 		rc->bad_records++;
 		return 0;
 	}
+}
+
+/* Records handled before the loop gets control back: libbpf's consume
+ * returns only once the ring buffer is empty, which it never is while the
+ * BPF program fills it faster than we drain it; the loop must still see the
+ * duration, the command's end and the cost of sampling (record_rate.c). */
+#define RECORD_BATCH_MAX	4096
+
+/* Ring-buffer callback: handle a record; -EAGAIN ends a long batch (the
+ * record is consumed, libbpf stops after it). */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct recorder *rc = ctx;
+
+	handle_event(ctx, data, size);
+	return ++rc->batch >= RECORD_BATCH_MAX ? -EAGAIN : 0;
 }
 
 /* Add the processes pid forked before recording started (nginx workers
@@ -574,10 +590,11 @@ static void record_loop(struct recorder *rc)
 	while (!g_stop) {
 		/* Other samples wake us only in batches (see the BPF program):
 		 * drain on a timer too. */
+		rc->batch = 0;
 		err = ring_buffer__poll(rc->rb, 20);
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && err != -EAGAIN) {
 			fprintf(stderr, "ljsnap record: ring buffer: %s\n", strerror(-err));
 			break;
 		}
@@ -611,7 +628,12 @@ static void record_loop(struct recorder *rc)
  * write the kernel symbols and print the statistics. */
 static void record_stop(struct recorder *rc)
 {
-	ring_buffer__consume(rc->rb);
+	int rounds = 0;
+
+	/* What the ring buffer holds, in batches; bounded, as sampling goes on. */
+	do
+		rc->batch = 0;
+	while (ring_buffer__consume(rc->rb) == -EAGAIN && ++rounds < 256);
 	if (rc->child && !rc->child_done) {
 		kill(rc->child, SIGTERM);
 		waitpid(rc->child, &rc->child_status, 0);

@@ -66,6 +66,7 @@ struct recorder {
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
+	uint32_t batch;		/* records handled since the loop last had control */
 };
 
 /* Parse `ljsnap record`'s command line into o (record_opts.c); 0, 1 (help
