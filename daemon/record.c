@@ -358,6 +358,7 @@ static void finish(struct recorder *rc, int quiet)
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
 	struct snapfile_stat st[LJS_ERR__MAX + 24];
+	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
@@ -388,6 +389,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
 	st[n++] = (struct snapfile_stat){ "harvest_late_changes", hs->late_changes };
+	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);
@@ -421,6 +423,7 @@ static void finish(struct recorder *rc, int quiet)
 	if (run_cnt)
 		fprintf(stderr, "ljsnap: BPF program: %.0f ns per run over %llu runs\n",
 			(double)run_ns / run_cnt, (unsigned long long)run_cnt);
+	record_rate__summary(rc, end_ns);
 	if (rc->walked)
 		fprintf(stderr, "ljsnap: %llu LuaJIT samples walked while recording, %.1f%% to the "
 			"bottom with no unknown frame; %.1f us per sample walking and harvesting; "
@@ -451,10 +454,11 @@ static int load_bpf(struct recorder *rc)
 	memset(&bo, 0, sizeof(bo));
 	bo.filter_all = rc->o.all;
 	bo.self_pid = getpid();
-	bo.freq_hz = rc->o.freq;
+	bo.freq_hz = record_rate__first(&rc->o);
 	bo.ustack_bytes = rc->o.stack_bytes;
 	bo.ringbuf_bytes = rc->o.ringbuf_mb << 20;
 	bo.max_procs = rc->o.max_procs;
+	bo.run_stats = 1;	/* record_rate.c measures the cost of sampling */
 	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "ljsnap record: %s\n", errbuf);
 		return -1;
@@ -587,7 +591,7 @@ static void record_loop(struct recorder *rc)
 	int err;
 
 	t0 = last_tick = now_ns();
-	while (!g_stop) {
+	while (!g_stop && !rc->rate.stop) {
 		/* Other samples wake us only in batches (see the BPF program):
 		 * drain on a timer too. */
 		rc->batch = 0;
@@ -615,6 +619,7 @@ static void record_loop(struct recorder *rc)
 		if (rc->o.duration && now - t0 >= (uint64_t)(rc->o.duration * 1e9))
 			break;
 		reinspect(rc, now);
+		record_rate__check(rc, now);
 		if (now - last_tick >= 1000000000ull) {
 			last_tick = now;
 			err = snapfile_writer__flush(rc->w);
@@ -664,11 +669,16 @@ int cmd_record(int argc, char **argv)
 	if (open_file(&rc, target) || open_parts(&rc))
 		goto out;
 	catch_signals();
+	record_rate__start(&rc, now_ns());
 	if (add_targets(&rc))
 		goto out;
 	if (!rc.o.quiet)
 		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
 			rc.o.duration ? "" : "; Ctrl-C to stop");
+	if (!rc.o.quiet && rc.rate.freq < rc.o.freq)
+		fprintf(stderr, "ljsnap: starting at %u Hz, raised to %u Hz as the cost of "
+			"sampling allows (--max-cpu-percent %u)\n", rc.rate.freq, rc.o.freq,
+			rc.o.max_cpu_pct);
 	record_loop(&rc);
 	record_stop(&rc);
 	ret = rc.werr ? 1 : 0;
