@@ -676,7 +676,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
 			rc.o.duration ? "" : "; Ctrl-C to stop");
 	if (!rc.o.quiet && rc.rate.freq < rc.o.freq)
-		fprintf(stderr, "ljsnap: starting at %u Hz, raised to %u Hz as the cost of "
+		fprintf(stderr, "ljsnap: starting at %u Hz, raised towards %u Hz while the cost of "
 			"sampling allows (--max-cpu-percent %u)\n", rc.rate.freq, rc.o.freq,
 			rc.o.max_cpu_pct);
 	record_loop(&rc);
