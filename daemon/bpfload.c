@@ -87,6 +87,7 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 	int err, cpu, nattached = 0;
 
 	memset(bl, 0, sizeof(*bl));
+	bl->stats_fd = -ENOTSUP;
 	if (!have_caps()) {
 		/* Say it in one sentence, before libbpf prints its own guesses. */
 		perm_hint(errbuf, errlen, "cannot load the BPF program", EPERM);
@@ -129,6 +130,12 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 				 "buffers, Linux >= 5.17; libbpf printed the details above)",
 				 strerror(-err));
 		goto out;
+	}
+	if (o->run_stats) {
+		/* Held until bpfload__exit: the statistics stay on only while we record. */
+		bl->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (bl->stats_fd < 0)
+			bl->stats_fd = -errno;
 	}
 	err = ljsnap_bpf__attach(bl->skel);	/* the tracepoints; perf events below */
 	if (err) {
@@ -195,6 +202,8 @@ void bpfload__exit(struct bpfload *bl)
 			close(bl->pfd[cpu]);
 	free(bl->links);
 	free(bl->pfd);
+	if (bl->stats_fd > 0)
+		close(bl->stats_fd);
 	ljsnap_bpf__destroy(bl->skel);
 	memset(bl, 0, sizeof(*bl));
 }
@@ -266,4 +275,22 @@ int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt)
 	*run_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
 	return 0;
+}
+
+/*
+ * Change the rate of the cpu-clock events.  A cpu-clock event opened with
+ * attr.freq is turned into a fixed period of NSEC_PER_SEC / freq ns when it
+ * is created (the kernel's software hrtimer events never adjust a period the
+ * way hardware events in frequency mode do), so PERF_EVENT_IOC_PERIOD takes
+ * the new period in ns and restarts the timer with it.
+ */
+int bpfload__set_freq(struct bpfload *bl, uint32_t hz)
+{
+	uint64_t period = 1000000000ull / (hz ? hz : 1);
+	int cpu, err = 0;
+
+	for (cpu = 0; bl->pfd && cpu < bl->ncpus; cpu++)
+		if (bl->pfd[cpu] >= 0 && ioctl(bl->pfd[cpu], PERF_EVENT_IOC_PERIOD, &period) && !err)
+			err = -errno;
+	return err;
 }

@@ -18,6 +18,7 @@ struct bpfload_opts {
 	uint32_t ustack_bytes;
 	uint32_t ringbuf_bytes;	/* power of two, multiple of the page size */
 	uint32_t max_procs;	/* entries of the target and configuration maps (0: defaults) */
+	int run_stats;		/* hold BPF run-time statistics on while loaded */
 };
 
 #define BPFLOAD_TARGETS_DEFAULT	65536	/* processes sampled at once */
@@ -29,6 +30,7 @@ struct bpfload {
 	int *pfd;		/* perf event fd per CPU, -1 if offline */
 	struct bpf_link **links;
 	int targets_fd, cfg_fd, errs_fd;
+	int stats_fd;		/* bpf_enable_stats(BPF_STATS_RUN_TIME), or negative errno */
 };
 
 /* Open, configure, load and attach; fills *bl.  Negative errno on failure,
@@ -48,8 +50,11 @@ int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX]);
 /* Ring-buffer fd for ring_buffer__new. */
 int bpfload__ringbuf_fd(struct bpfload *bl);
 
-/* Total BPF run time and run count of the sampling program
- * (kernel.bpf_stats_enabled must be 1 for non-zero values). */
+/* Total BPF run time and run count of the sampling program (non-zero only
+ * while run-time statistics are on: opts.run_stats, or kernel.bpf_stats_enabled). */
 int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt);
+
+/* Sample at hz from now on, on every CPU: 0 or the first negative errno. */
+int bpfload__set_freq(struct bpfload *bl, uint32_t hz);
 
 #endif

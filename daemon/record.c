@@ -196,8 +196,8 @@ static void write_ksyms(struct recorder *rc)
 	ksyms__delete(ks);
 }
 
-/* Ring-buffer callback: one sample or task event. */
-static int on_event(void *ctx, void *data, size_t size)
+/* One sample or task event. */
+static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *rc = ctx;
 	const struct ljs_task_event *te = data;
@@ -285,6 +285,22 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 }
 
+/* Records handled before the loop gets control back: libbpf's consume
+ * returns only once the ring buffer is empty, which it never is while the
+ * BPF program fills it faster than we drain it; the loop must still see the
+ * duration, the command's end and the cost of sampling (record_rate.c). */
+#define RECORD_BATCH_MAX	4096
+
+/* Ring-buffer callback: handle a record; -EAGAIN ends a long batch (the
+ * record is consumed, libbpf stops after it). */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct recorder *rc = ctx;
+
+	handle_event(ctx, data, size);
+	return ++rc->batch >= RECORD_BATCH_MAX ? -EAGAIN : 0;
+}
+
 /* Add the processes pid forked before recording started (nginx workers
  * of a master given with -p), and theirs, recursively (bounded). */
 static void add_descendants(struct recorder *rc, uint32_t pid, int depth)
@@ -342,10 +358,12 @@ static void finish(struct recorder *rc, int quiet)
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
 	struct snapfile_stat st[LJS_ERR__MAX + 24];
+	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
 	struct proc *p;
+	int err;
 
 	bpfload__counters(&rc->bl, ctr);
 	bpfload__prog_stats(&rc->bl, &run_ns, &run_cnt);
@@ -371,9 +389,15 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
 	st[n++] = (struct snapfile_stat){ "harvest_late_changes", hs->late_changes };
+	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
 	snapfile_writer__stats(rc->w, st, n);
+	/* Everything but the END record is in the file now: bytes_written
+	 * counts only what was flushed, not the records still buffered. */
+	err = snapfile_writer__flush(rc->w);
+	if (err && !rc->werr)
+		rc->werr = err;
 
 	if (quiet)
 		return;
@@ -399,6 +423,7 @@ static void finish(struct recorder *rc, int quiet)
 	if (run_cnt)
 		fprintf(stderr, "ljsnap: BPF program: %.0f ns per run over %llu runs\n",
 			(double)run_ns / run_cnt, (unsigned long long)run_cnt);
+	record_rate__summary(rc, end_ns);
 	if (rc->walked)
 		fprintf(stderr, "ljsnap: %llu LuaJIT samples walked while recording, %.1f%% to the "
 			"bottom with no unknown frame; %.1f us per sample walking and harvesting; "
@@ -429,10 +454,11 @@ static int load_bpf(struct recorder *rc)
 	memset(&bo, 0, sizeof(bo));
 	bo.filter_all = rc->o.all;
 	bo.self_pid = getpid();
-	bo.freq_hz = rc->o.freq;
+	bo.freq_hz = record_rate__first(&rc->o);
 	bo.ustack_bytes = rc->o.stack_bytes;
 	bo.ringbuf_bytes = rc->o.ringbuf_mb << 20;
 	bo.max_procs = rc->o.max_procs;
+	bo.run_stats = 1;	/* record_rate.c measures the cost of sampling */
 	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "ljsnap record: %s\n", errbuf);
 		return -1;
@@ -565,13 +591,14 @@ static void record_loop(struct recorder *rc)
 	int err;
 
 	t0 = last_tick = now_ns();
-	while (!g_stop) {
+	while (!g_stop && !rc->rate.stop) {
 		/* Other samples wake us only in batches (see the BPF program):
 		 * drain on a timer too. */
+		rc->batch = 0;
 		err = ring_buffer__poll(rc->rb, 20);
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && err != -EAGAIN) {
 			fprintf(stderr, "ljsnap record: ring buffer: %s\n", strerror(-err));
 			break;
 		}
@@ -592,6 +619,7 @@ static void record_loop(struct recorder *rc)
 		if (rc->o.duration && now - t0 >= (uint64_t)(rc->o.duration * 1e9))
 			break;
 		reinspect(rc, now);
+		record_rate__check(rc, now);
 		if (now - last_tick >= 1000000000ull) {
 			last_tick = now;
 			err = snapfile_writer__flush(rc->w);
@@ -605,7 +633,12 @@ static void record_loop(struct recorder *rc)
  * write the kernel symbols and print the statistics. */
 static void record_stop(struct recorder *rc)
 {
-	ring_buffer__consume(rc->rb);
+	int rounds = 0;
+
+	/* What the ring buffer holds, in batches; bounded, as sampling goes on. */
+	do
+		rc->batch = 0;
+	while (ring_buffer__consume(rc->rb) == -EAGAIN && ++rounds < 256);
 	if (rc->child && !rc->child_done) {
 		kill(rc->child, SIGTERM);
 		waitpid(rc->child, &rc->child_status, 0);
@@ -636,11 +669,16 @@ int cmd_record(int argc, char **argv)
 	if (open_file(&rc, target) || open_parts(&rc))
 		goto out;
 	catch_signals();
+	record_rate__start(&rc, now_ns());
 	if (add_targets(&rc))
 		goto out;
 	if (!rc.o.quiet)
 		fprintf(stderr, "ljsnap: recording %s at %u Hz%s\n", target, rc.o.freq,
 			rc.o.duration ? "" : "; Ctrl-C to stop");
+	if (!rc.o.quiet && rc.rate.freq < rc.o.freq)
+		fprintf(stderr, "ljsnap: starting at %u Hz, raised towards %u Hz while the cost of "
+			"sampling allows (--max-cpu-percent %u)\n", rc.rate.freq, rc.o.freq,
+			rc.o.max_cpu_pct);
 	record_loop(&rc);
 	record_stop(&rc);
 	ret = rc.werr ? 1 : 0;

@@ -24,6 +24,8 @@ struct ljs_sample;
 #define RECORD_DURATION_MAX	31536000	/* -d, seconds (a year) */
 #define RECORD_RINGBUF_MB_MAX	1024		/* --ringbuf-mb: the size must fit the map's u32 */
 #define RECORD_PID_MAX		4194304		/* -p: the kernel's PID_MAX_LIMIT */
+#define RECORD_CPU_PCT_DEFAULT	10		/* --max-cpu-percent */
+#define RECORD_FREQ_START	1000		/* Hz: higher -F is reached step by step */
 
 struct record_opts {
 	uint32_t *pids;		/* -p */
@@ -37,8 +39,22 @@ struct record_opts {
 	uint32_t lstack_bytes;
 	uint32_t ringbuf_mb;
 	uint32_t max_procs;	/* --max-procs, 0: the BPF maps' defaults */
+	uint32_t max_cpu_pct;	/* --max-cpu-percent, 1..100 */
 	int quiet;
 	char **cmd;		/* -- COMMAND ARGS */
+};
+
+/* The sampling rate as bounded by its cost (record_rate.c). */
+struct record_rate {
+	uint32_t freq;		/* the rate now, Hz */
+	uint32_t held;		/* the rate the cost last held us at */
+	int ncpus;		/* CPUs sampled */
+	int unmeasured;		/* no run-time statistics: not bounded */
+	int stop;		/* the rate could not be changed */
+	uint64_t t_ns, run_ns, runs, samples;	/* at the last measurement */
+	uint64_t cost_ns;	/* BPF run time per target sample, last measured */
+	uint64_t limited;	/* times the cost lowered the rate or held it below -F */
+	uint64_t limited_at;	/* when it first did */
 };
 
 struct recorder {
@@ -66,11 +82,24 @@ struct recorder {
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
+	struct record_rate rate;
+	uint32_t batch;		/* records handled since the loop last had control */
 };
 
 /* Parse `ljsnap record`'s command line into o (record_opts.c); 0, 1 (help
  * printed) or negative errno (reported). */
 int record_opts__parse(struct record_opts *o, int argc, char **argv);
+
+/* Bound the sampling rate by its measured cost (record_rate.c): open the
+ * perf events at record_rate__first, start once the BPF program is
+ * attached, check from the loop (every 100 ms it may raise the rate towards
+ * -F, lower it, or set rate.stop), and add its four STATS entries and its
+ * summary line at the end. */
+uint32_t record_rate__first(const struct record_opts *o);
+void record_rate__start(struct recorder *rc, uint64_t now);
+void record_rate__check(struct recorder *rc, uint64_t now);
+size_t record_rate__stats(struct recorder *rc, uint64_t now, struct snapfile_stat *st);
+void record_rate__summary(struct recorder *rc, uint64_t now);
 
 /* Inspect a process (maps, ELF files, LuaJIT detection), push its BPF
  * configuration and write its PROCESS record.  Never fails the recording:

@@ -18,14 +18,15 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
 		"                     [--stack-bytes N] [--lua-stack-bytes N] [--ringbuf-mb N]\n"
-		"                     [--max-procs N] [-- COMMAND [ARGS...]]\n"
+		"                     [--max-procs N] [--max-cpu-percent P] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"Sample processes with a BPF program and write a capture file.  Samples of\n"
 		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
 		"\n"
 		"  -p, --pid PID[,PID]     record these processes and the children they fork\n"
 		"  -a, --all               record every process on the machine\n"
-		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+		"  -F, --freq HZ           samples per second per CPU (default 99, at most\n"
+		"                          kernel.perf_event_max_sample_rate)\n"
 		"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or when the\n"
 		"                          command or every -p process has exited)\n"
 		"  -o, --output FILE       capture file (default ljsnap.data), mode 0600\n"
@@ -37,6 +38,8 @@ static void usage(FILE *out)
 		"                          at most 1024)\n"
 		"      --max-procs N       processes the BPF maps hold at once (default 65536\n"
 		"                          sampled, 16384 of them running LuaJIT)\n"
+		"      --max-cpu-percent P lower -F while sampling costs a sampled CPU more than\n"
+		"                          P%% of its time (1..100, default %d)\n"
 		"  -q, --quiet             print only errors\n"
 		"  -h, --help              this help\n"
 		"\n"
@@ -45,7 +48,31 @@ static void usage(FILE *out)
 		"  ljsnap record -p $(pgrep -o nginx) -F 499 -d 30     # master and its workers\n"
 		"  ljsnap record -a -d 10\n"
 		"\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n");
+		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n", RECORD_CPU_PCT_DEFAULT);
+}
+
+/*
+ * Refuse a rate above kernel.perf_event_max_sample_rate here, in one line,
+ * rather than let perf_event_open fail with EINVAL after the BPF program is
+ * loaded.  The kernel may have lowered the sysctl itself because sampling
+ * interrupts took too long; that is a reason to sample less, not to raise
+ * it.  0, or -EINVAL (reported).
+ */
+static int check_max_rate(const struct record_opts *o)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long max = 0;
+	int n;
+
+	if (!f)
+		return 0;	/* the kernel checks it again when the events open */
+	n = fscanf(f, "%lu", &max);
+	fclose(f);
+	if (n != 1 || o->freq <= max)
+		return 0;
+	fprintf(stderr, "ljsnap record: -F %u is above kernel.perf_event_max_sample_rate (%lu): "
+		"sample at %lu Hz or less\n", o->freq, max, max);
+	return -EINVAL;
 }
 
 /* Parse a byte count (k/K suffix allowed) in 8..max, rounded up to 8. */
@@ -95,6 +122,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "lua-stack-bytes", required_argument, NULL, 2 },
 		{ "ringbuf-mb", required_argument, NULL, 3 },
 		{ "max-procs", required_argument, NULL, 4 },
+		{ "max-cpu-percent", required_argument, NULL, 5 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -107,6 +135,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	o->stack_bytes = LJS_USTACK_DEFAULT;
 	o->lstack_bytes = LJS_LSTACK_DEFAULT;
 	o->ringbuf_mb = 32;
+	o->max_cpu_pct = RECORD_CPU_PCT_DEFAULT;
 	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -167,6 +196,14 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 			}
 			o->max_procs = (uint32_t)v;
 			break;
+		case 5:
+			if (numarg__u64(optarg, 1, 100, &v)) {
+				fprintf(stderr, "ljsnap record: --max-cpu-percent wants 1..100, got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->max_cpu_pct = (uint32_t)v;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -185,5 +222,5 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		usage(stderr);
 		return -EINVAL;
 	}
-	return 0;
+	return check_max_rate(o);
 }
