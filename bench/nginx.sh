@@ -88,7 +88,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' INT TERM HUP
 sysctl -q kernel.bpf_stats_enabled=1
 
 ncpu=$(nproc)
@@ -207,7 +207,7 @@ for i in $(seq $(( 2 * rounds ))); do
 		> "$tmp/rec$i.out" 2> "$tmp/rec$i.err" &
 	R=$!
 	for _ in $(seq 200); do
-		grep -q '^ljsnap: recording' "$tmp/rec$i.err" && break
+		grep -qs '^ljsnap: recording' "$tmp/rec$i.err" && break
 		kill -0 "$R" 2>/dev/null || break
 		sleep 0.1
 	done
