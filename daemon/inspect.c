@@ -78,17 +78,20 @@ static void read_cmdline(uint32_t pid, char *buf, size_t len)
 		buf[0] = 0;
 }
 
-/* A signature of the file-backed executable mappings (to notice dlopen). */
+/* A signature of the executable mappings: file-backed ones (dlopen) and
+ * anonymous ones (LuaJIT's machine-code areas, mapped when traces are
+ * compiled: report names a frame there [JIT code] only when a PROCESS
+ * record has the mapping). */
 static uint64_t maps_signature(const struct lj_proc_detect *pd)
 {
 	uint64_t h = 1469598103934665603ull;
 	size_t i;
 
 	for (i = 0; i < pd->nmaps; i++) {
-		if (!(pd->maps[i].prot & PROT_EXEC) || !pd->maps[i].path)
+		if (!(pd->maps[i].prot & PROT_EXEC))
 			continue;
 		h = (h ^ pd->maps[i].start) * 1099511628211ull;
-		h = (h ^ pd->maps[i].inode) * 1099511628211ull;
+		h = (h ^ (pd->maps[i].path ? pd->maps[i].inode : pd->maps[i].end)) * 1099511628211ull;
 	}
 	return h;
 }

@@ -25,7 +25,7 @@ run_case() {	# name, luajit flags
 	# (the bottom may run in a trace)?
 	awk -F';' -v chunk="$SCRIPT" -v r="$rec" -v depth="$depth" '
 		{ n = $NF; sub(/.* /, "", n); n += 0; sub(/ [0-9]+$/, "", $NF); tot += n
-		  for (m = 2; m <= NF && $m ~ /^C:/; m++) ;
+		  for (m = 2; m <= NF && $m !~ /^main / && $m !~ /^\[unknown/; m++) ;
 		  ok = $1 == "luajit" && $m == "main " chunk && NF == m + depth
 		  for (i = m + 1; ok && i <= NF; i++) {
 			f = $i; if (i == NF) sub(/_\[j\]$/, "", f)

@@ -16,7 +16,8 @@ SCRIPT=$top_srcdir/tests/lua/report_split.lua
 # is luajit;[host C frames;]main;driver;NAME (NAME possibly in a trace), in the
 # Lua view of the stacks (--lua-only; the stitched native view is tested elsewhere).
 # luajit runs the main chunk from C (pmain via lua_cpcall): frames below the
-# main chunk are allowed if they are C frames, never [unknown] ones.
+# main chunk are allowed if they are C frames (named by symbol or
+# luajit+0xOFFSET in the stripped binary), never [unknown] ones.
 share() {
 	awk -v chunk="$SCRIPT" -v d="$DRIVER" -v f="$1" -v def="$2" -v tot="$4" '
 		BEGIN { want = "main " chunk ";driver " chunk ":" d ";" f " " chunk ":" def }
@@ -24,7 +25,7 @@ share() {
 		  if (substr($0, 1, 7) != "luajit;") next
 		  i = index($0, ";main " chunk ";"); if (!i) next
 		  below = substr($0, 8, i - 7)
-		  if (below != "" && below !~ /^(C:[^;]*;)+$/) next }
+		  if (below != "" && below ~ /\[unknown|^(main |driver )/) next }
 		substr($0, i + 1) == want { s += n }
 		END { printf "%d\n", tot ? 1000 * s / tot : 0 }' "$3"
 }
