@@ -8,7 +8,10 @@
 # first (tests/fuzz/build.sh).  A crash, timeout, leak or OOM input lands
 # in build-fuzz/artifacts/NAME/; each one found must become a regression
 # input in tests/fuzz/regress/NAME/ (replayed by tests/fuzz/regress.sh).
-# Ends with one line: "N execs, N crashes" (all targets together).
+# Ends with one line: "N execs, N crashes" (all targets together); exits
+# non-zero on any crash.  A build failure (no clang, no libclang-rt-14-dev),
+# missing seeds or a target that did not run say why on stderr and count
+# as a crash, so that the last line never reads as a pass.
 #   bash tests/fuzz/run.sh SECONDS [TARGET...]   (targets: capture ljwalk ljtrace ehframe elf)
 # CI smoke: bash tests/fuzz/run.sh 20  (5 targets x 20 s, under 2 minutes)
 set -u
