@@ -370,6 +370,15 @@ static void ehf__save(struct ehf_rules *r, uint64_t reg, int64_t off, int count)
 	}
 }
 
+/* factor * data_align, the offset a CFA rule stores, in wrapping 64-bit
+ * arithmetic: a hostile factor or alignment would overflow a signed product
+ * (undefined; found by tests/fuzz/fuzz_ehframe.c).  Any sane value is
+ * unchanged, and nonsense stays nonsense without being undefined. */
+static int64_t ehf__scale(uint64_t factor, int64_t data_align)
+{
+	return (int64_t)(factor * (uint64_t)data_align);
+}
+
 /* Long on purpose: one switch over the DWARF CFA opcodes reads best whole. */
 /* Run one CFA program.  apply: update the rules until the first advance;
  * count: tally ops into nadvance/nother.  init: the CIE rules (restore ops). */
@@ -396,7 +405,7 @@ static int ehf__run(const struct ehf_cie *cie, const uint8_t *insns, size_t len,
 			if (c.bad)
 				return -EINVAL;
 			if (apply)
-				ehf__save(r, op & 0x3f, (int64_t)u * cie->data_align, count);
+				ehf__save(r, op & 0x3f, ehf__scale(u, cie->data_align), count);
 			continue;
 		case 3:				/* DW_CFA_restore */
 			reg = op & 0x3f;
@@ -417,19 +426,19 @@ static int ehf__run(const struct ehf_cie *cie, const uint8_t *insns, size_t len,
 				reg = ehf_cur__uleb(&c);
 				u = ehf_cur__uleb(&c);
 				if (apply)
-					ehf__save(r, reg, (int64_t)u * cie->data_align, count);
+					ehf__save(r, reg, ehf__scale(u, cie->data_align), count);
 				break;
 			case 0x11:					/* offset_extended_sf */
 				reg = ehf_cur__uleb(&c);
 				s = ehf_cur__sleb(&c);
 				if (apply)
-					ehf__save(r, reg, s * cie->data_align, count);
+					ehf__save(r, reg, ehf__scale((uint64_t)s, cie->data_align), count);
 				break;
 			case 0x2f:					/* GNU_negative_offset_extended */
 				reg = ehf_cur__uleb(&c);
 				u = ehf_cur__uleb(&c);
 				if (apply)
-					ehf__save(r, reg, -(int64_t)u * cie->data_align, count);
+					ehf__save(r, reg, ehf__scale(0 - u, cie->data_align), count);
 				break;
 			case 0x06: case 0x07: case 0x08:		/* restore_ext, undefined, same_value */
 				reg = ehf_cur__uleb(&c);
@@ -461,7 +470,7 @@ static int ehf__run(const struct ehf_cie *cie, const uint8_t *insns, size_t len,
 				s = ehf_cur__sleb(&c);
 				if (apply) {
 					r->cfa_reg = (uint32_t)reg;
-					r->cfa_off = s * cie->data_align;
+					r->cfa_off = ehf__scale((uint64_t)s, cie->data_align);
 					r->cfa_is_expr = 0;
 				}
 				break;
@@ -478,7 +487,7 @@ static int ehf__run(const struct ehf_cie *cie, const uint8_t *insns, size_t len,
 			case 0x13:					/* def_cfa_offset_sf */
 				s = ehf_cur__sleb(&c);
 				if (apply)
-					r->cfa_off = s * cie->data_align;
+					r->cfa_off = ehf__scale((uint64_t)s, cie->data_align);
 				break;
 			case 0x0f:					/* def_cfa_expression */
 				ehf_cur__skip(&c, ehf_cur__uleb(&c));

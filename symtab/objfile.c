@@ -231,7 +231,10 @@ int objcache__add_image(struct objcache *c, const char *path, const uint8_t *id,
 		free(obj);
 		return -ENOMEM;
 	}
-	memcpy(obj->build_id, id, n);
+	/* No build id may come as (NULL, 0): memcpy from NULL is undefined even
+	 * for 0 bytes (found by tests/fuzz/fuzz_elf.c, UBSan). */
+	if (n)
+		memcpy(obj->build_id, id, n);
 	obj->build_id_len = (uint32_t)n;
 	switch (elf_file__open_mem(data, len, path, &obj->ef)) {
 	case 0:

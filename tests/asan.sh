@@ -18,7 +18,7 @@ mkdir -p "$build"
 	{ tail -30 "$build/make.log"; echo "0 passed, 1 failed"; exit 1; }
 tests=$(cd "$build" && ls tests/unit/test_* 2>/dev/null | grep -v '\.' | tr '\n' ' ')
 tests="$tests tests/harness/harness tests/golden/golden.sh tests/e2e/record_luajit.sh
-	tests/e2e/report_fuzz.sh tests/e2e/options_values.sh tests/e2e/build_luajit2.sh"
+	tests/e2e/report_fuzz.sh tests/e2e/options_values.sh tests/e2e/build_luajit2.sh tests/fuzz/regress.sh"
 [ -d "$top/tests/output" ] &&
 	tests="$tests $(cd "$top" && ls tests/output/*.sh | grep -v make-fixture | tr '\n' ' ')"
 # detect_leaks: the libraries' caches live until exit by design in a few

@@ -41,8 +41,9 @@ fi
 # tests/output/html.sh pins) for the html page.  npm packages go into the
 # build directory's node/.  Debian's npm only where no npm is installed: a
 # Node.js from elsewhere that ships its own npm conflicts with it and must
-# not be replaced.
-out_pkgs="python3-jsonschema chromium golang-go"
+# not be replaced.  The libFuzzer runtime (clang -fsanitize=fuzzer) for
+# tests/fuzz/run.sh.
+out_pkgs="python3-jsonschema chromium golang-go libclang-rt-14-dev"
 command -v npm >/dev/null 2>&1 || out_pkgs="$out_pkgs npm"
 missing=""
 for p in $out_pkgs; do
