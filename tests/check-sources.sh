@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Rules every source file keeps (see docs/architecture.md, "Rules"):
-#   - an SPDX-License-Identifier line (LICENSE says what each one means);
+#   - an SPDX-License-Identifier line (LICENSE says what each one means), in
+#     C, shell, Lua, Python, JavaScript, Go, HTML and template files;
 #   - no C file over 800 lines;
 #   - comments cite LuaJIT's own files or the project's docs, never
 #     documents users do not have (the design notes outside the repository).
@@ -26,7 +27,7 @@ check() {
 		list="find bpf symtab unwind formats daemon tests bench .ci -type f"
 	fi
 	files=$(cd "$root" && $list 2>/dev/null |
-		grep -E '(\.(c|h|sh|lua|in)|/run)$' | grep -v '/golden/expect/' | sort)
+		grep -E '(\.(c|h|sh|lua|in|py|js|go|html)|/run)$' | grep -v '/golden/expect/' | sort)
 	for f in $files; do
 		n=$((n + 1))
 		if ! grep -q 'SPDX-License-Identifier: ' "$root/$f"; then
