@@ -58,24 +58,30 @@ void ljs_src_ref__get(const struct ljs_src_ref *r, const char *text, struct ljs_
 	out->map_offset = r->map_offset;
 }
 
+/* Append len bytes of s and a NUL to the stack's text; *off = where. */
+static int stack__text(struct ljs_stack *st, const char *s, size_t len, uint32_t *off)
+{
+	if (st->tlen > UINT32_MAX - LJS_NAME_MAX || VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
+		return -ENOMEM;
+	memcpy(st->text + st->tlen, s, len);
+	st->text[st->tlen + len] = '\0';
+	*off = (uint32_t)st->tlen;
+	st->tlen += len + 1;
+	return 0;
+}
+
 /* ljs_src_ref__set's put: copy a string into the stack's text. */
 static int stack__put(void *ctx, const char *s, uint64_t *off)
 {
-	struct ljs_stack *st = ctx;
-	size_t len;
+	uint32_t o;
 
 	if (!s) {
 		*off = LJS_NOSTR;
 		return 0;
 	}
-	len = strnlen(s, LJS_NAME_MAX - 1);
-	if (st->tlen > UINT32_MAX - 2 * LJS_NAME_MAX ||
-	    VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
+	if (stack__text(ctx, s, strnlen(s, LJS_NAME_MAX - 1), &o))
 		return -ENOMEM;
-	memcpy(st->text + st->tlen, s, len);
-	st->text[st->tlen + len] = '\0';
-	*off = st->tlen;
-	st->tlen += len + 1;
+	*off = o;
 	return 0;
 }
 
@@ -105,20 +111,17 @@ int ljs_stack__src(const struct ljs_stack *st, size_t i, struct ljs_frame_src *o
 int ljs_stack__push(struct ljs_stack *st, const char *name, size_t len, enum ljs_fkind kind)
 {
 	struct ljs_frame *f;
+	uint32_t off;
 
 	if (len > LJS_NAME_MAX - 1)
 		len = LJS_NAME_MAX - 1;
-	if (st->tlen > UINT32_MAX - LJS_NAME_MAX ||
-	    VEC_GROW(st->f, &st->cap, st->n + 1) || VEC_GROW(st->text, &st->tcap, st->tlen + len + 1))
+	if (VEC_GROW(st->f, &st->cap, st->n + 1) || stack__text(st, name, len, &off))
 		return -ENOMEM;
 	f = &st->f[st->n++];
-	f->off = (uint32_t)st->tlen;
+	f->off = off;
 	f->len = (uint32_t)len;
 	f->kind = kind;
 	f->has_src = 0;
-	memcpy(st->text + st->tlen, name, len);
-	st->text[st->tlen + len] = '\0';
-	st->tlen += len + 1;
 	return 0;
 }
 
