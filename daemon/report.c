@@ -371,7 +371,7 @@ struct walkctx {
 	struct ptab *pt;
 	struct memtable *mt;
 	struct agg *agg;
-	struct ljs_pipe *rs;
+	struct ljs_pipe *pipe;
 	struct ljs_pipe_out po;
 	uint64_t unknown_pid;		/* samples of pids never described */
 	uint64_t first_ns, last_ns;	/* sample times seen (monotonic) */
@@ -407,7 +407,7 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 		c->last_ns = s->time_ns;
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
 	memsrc__init_sample(&sm, s, &msrc.ms);
-	err = ljs_pipe__sample(c->rs, rp, s, &sm, comm, &c->po);
+	err = ljs_pipe__sample(c->pipe, rp, s, &sm, comm, &c->po);
 	if (!err && c->po.has_trace)
 		err = agg__trace(c->agg, &c->po.trace);
 	if (!err) {
@@ -460,22 +460,22 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		notes__add(nt, "%" PRIu64 " processes had samples but no description in the file "
 			   "(their stacks show [native])", c->unknown_pid);
 	{
-		const struct ljs_pipe_stats *rs = ljs_pipe__stats(c->rs);
+		const struct ljs_pipe_stats *ps = ljs_pipe__stats(c->pipe);
 
-		if (rs->native)
+		if (ps->native)
 			notes__add(nt, "native stacks: %" PRIu64 " samples unwound, %" PRIu64 " (%.1f%%) "
 				   "to the outermost frame; %" PRIu64 " with Lua frames spliced in",
-				   rs->native, rs->native_complete,
-				   100.0 * rs->native_complete / rs->native, rs->spliced);
-		if (rs->lua_unplaced)
+				   ps->native, ps->native_complete,
+				   100.0 * ps->native_complete / ps->native, ps->spliced);
+		if (ps->lua_unplaced)
 			notes__add(nt, "%" PRIu64 " samples had Lua frames below where the native unwind "
-				   "stopped (kept at the bottom of the stack)", rs->lua_unplaced);
-		if (rs->ksym_missing)
+				   "stopped (kept at the bottom of the stack)", ps->lua_unplaced);
+		if (ps->ksym_missing)
 			notes__add(nt, "%" PRIu64 " kernel frames had no symbol in the file",
-				   rs->ksym_missing);
-		ljs_pipe__missing(c->rs, note_missing, nt);
+				   ps->ksym_missing);
+		ljs_pipe__missing(c->pipe, note_missing, nt);
 	}
-	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->rs));
+	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->pipe));
 	{
 		const struct snapfile_header *h = snapfile_reader__header(r);
 		struct agg_time t = {
@@ -562,8 +562,8 @@ int cmd_report(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	mt = memtable__new();
 	c.agg = agg__new(o.lines ? AGG_LINES : 0);
-	c.rs = ljs_pipe__new(o.stack_flags, &o.files);
-	if (!mt || !c.agg || !c.rs) {
+	c.pipe = ljs_pipe__new(o.stack_flags, &o.files);
+	if (!mt || !c.agg || !c.pipe) {
 		fprintf(stderr, "ljsnap report: out of memory\n");
 		goto out;
 	}
@@ -578,7 +578,7 @@ int cmd_report(int argc, char **argv)
 		}
 		out = f;
 	}
-	if (load(o.file, &pt, c.rs, mt, &nt, &rst))
+	if (load(o.file, &pt, c.pipe, mt, &nt, &rst))
 		goto out;
 	for (i = 0; i < pt.n && memtable__count(mt) == 0; i++)
 		if (rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
@@ -629,7 +629,7 @@ out:
 		fclose(out);
 	ljs_stack__exit(&c.po.stack);
 	ptab__exit(&pt);
-	ljs_pipe__delete(c.rs);
+	ljs_pipe__delete(c.pipe);
 	agg__delete(c.agg);
 	memtable__delete(mt);
 	notes__exit(&nt);
