@@ -23,6 +23,7 @@
 set -u
 set -f	# the rules hold '*': no globbing
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/source-files.sh"
 
 # allowed LAYER: the include prefixes a file of that layer may use
 allowed() {
@@ -79,8 +80,7 @@ ok() {
 check() {
 	root=$1
 	bad=0
-	files=$(cd "$root" && find bpf symtab unwind formats daemon tests bench \
-		\( -name '*.c' -o -name '*.h' \) -type f 2>/dev/null | sort)
+	files=$(source_files "$root" | grep -E '\.(c|h)$' | sort)
 	n=0
 	for f in $files; do
 		l=$(layer "$f")

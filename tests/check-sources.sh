@@ -11,6 +11,7 @@
 #   check-sources.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/source-files.sh"
 
 # The names looked for, spelled in pieces so that this file does not match.
 outside="LUAJIT-INTER""NALS|ARCHI""TECTURE\\.md|\\.\\./sha""red/|ljwalk_""gdb"
@@ -19,14 +20,7 @@ check() {
 	root=$1
 	bad=0
 	n=0
-	# The files git tracks (a build in the source tree generates others,
-	# e.g. bpf/ljsnap.skel.h); every file in a tree without git.
-	if [ -e "$root/.git" ]; then
-		list="git -C $root ls-files bpf symtab unwind formats daemon tests bench .ci"
-	else
-		list="find bpf symtab unwind formats daemon tests bench .ci -type f"
-	fi
-	files=$(cd "$root" && $list 2>/dev/null |
+	files=$(source_files "$root" |
 		grep -E '(\.(c|h|sh|lua|in|py|js|go|html)|/run)$' | grep -v '/golden/expect/' | sort)
 	for f in $files; do
 		n=$((n + 1))
