@@ -9,6 +9,7 @@
 
 #include "formats/output/flamegraph_html.h"
 #include "formats/output/html.h"
+#include "formats/output/json.h"
 
 /* Where the page's template takes the profile. */
 #define HTML_MARK	"@LJSNAP_PROFILE_JSON@"
@@ -54,35 +55,10 @@ static int hstack__cmp(const void *pa, const void *pb)
 	return a->n < b->n ? -1 : a->n > b->n;
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped, and '<'
- * as \u003c (so that no "</script" closes the element early).  Other bytes
- * go as they are: the page is UTF-8, and the browser's decoder replaces a
- * byte that is not. */
-static void json__str(FILE *out, const char *s, size_t len)
-{
-	size_t i;
-
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	putc('"', out);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == '<' || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			putc(c, out);
-	}
-	putc('"', out);
-}
-
+/* A JSON string in the page: '<' escaped too (json.h). */
 static void json__cstr(FILE *out, const char *s)
 {
-	json__str(out, s, s ? strlen(s) : 0);
+	json__str(out, s, s ? strlen(s) : 0, JSON_ESC_LT);
 }
 
 /* "file", "selection", "time", "walk", "procs", "notes". */
@@ -166,7 +142,7 @@ static int frames__write(const struct agg *a, FILE *out, uint32_t *rank)
 			putc(',', out);
 		if (i % 8 == 0)
 			putc('\n', out);
-		json__str(out, f[i].name, f[i].len);
+		json__str(out, f[i].name, f[i].len, JSON_ESC_LT);
 		fprintf(out, ",%u", f[i].kind);
 	}
 	putc(']', out);

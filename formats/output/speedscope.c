@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/output/json.h"
 #include "formats/output/speedscope.h"
 #include "symtab/intmap.h"
 
@@ -29,89 +30,6 @@ struct ss_ent {
 
 /* -- JSON strings ----------------------------------------------------------------- */
 
-/* Length of the well-formed UTF-8 sequence at p (n bytes left), or 0 for an
- * invalid byte: no overlong forms, no surrogates, nothing past U+10FFFF. */
-static size_t utf8__seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* Write len bytes of s as the inside of a JSON string (RFC 8259): '"' and
- * '\' escaped, control bytes and DEL as \uXXXX (or \n, \t...), well-formed
- * UTF-8 as it is, every other byte as \ufffd. */
-static void json__chars(FILE *out, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0, k;
-
-	while (i < len) {
-		unsigned char c = p[i];
-		const char *esc = NULL;
-		char ubuf[8];
-
-		k = c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? utf8__seq(p + i, len - i) : 0;
-		if (k) {
-			i += k;
-			run += k;
-			continue;
-		}
-		fwrite(p + i - run, 1, run, out);
-		run = 0;
-		switch (c) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
-				esc = ubuf;
-			} else {
-				esc = "\\ufffd";
-			}
-		}
-		fputs(esc, out);
-		i++;
-	}
-	fwrite(p + i - run, 1, run, out);
-}
-
-/* Write s (NUL-terminated) as a JSON string. */
-static void json__str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	json__chars(out, s, strlen(s));
-	fputc('"', out);
-}
 
 /* -- What goes into which profile ------------------------------------------------------ */
 
@@ -241,12 +159,12 @@ static void ss__write_frames(const struct agg *a, const uint32_t *map, FILE *out
 		name = agg__frame_name(a, (uint32_t)i, &len);
 		fputs(first ? "\n{\"name\":\"" : ",\n{\"name\":\"", out);
 		first = 0;
-		json__chars(out, name, len);
+		json__chars(out, name, len, 0);
 		fputc('"', out);
 		if (agg__frame_src(a, (uint32_t)i, &src)) {
 			if (src.file && src.file[0]) {
 				fputs(",\"file\":", out);
-				json__str(out, src.file);
+				json__str(out, src.file, strlen(src.file), 0);
 			}
 			if (src.line > 0)
 				fprintf(out, ",\"line\":%d", src.line);
@@ -275,7 +193,7 @@ static void ss__write_name(const struct agg *a, const struct ss_ent *e, int per_
 		comm = agg__frame_name(a, ids[0], &len);
 	}
 	fputs("\"name\":\"", out);
-	json__chars(out, comm, strlen(comm));
+	json__chars(out, comm, strlen(comm), 0);
 	if (!labelled)
 		fputs("\",", out);
 	else if (per_thread)
@@ -335,9 +253,11 @@ int speedscope__write(const struct agg *a, const struct output_opts *o, FILE *ou
 	 * profile's name only when it is empty: never leave it empty. */
 	base = file ? strrchr(file, '/') : NULL;
 	base = base ? base + 1 : file;
+	if (!base || !base[0])
+		base = "ljsnap";
 	fputs("{\"$schema\":\"" SS_SCHEMA "\",\n\"exporter\":\"ljsnap " PACKAGE_VERSION "\",\n"
 	      "\"name\":", out);
-	json__str(out, base && base[0] ? base : "ljsnap");
+	json__str(out, base, strlen(base), 0);
 	fputs(",\n\"activeProfileIndex\":0,\n", out);
 	ss__write_frames(a, map, out);
 	fputs("\"profiles\":[", out);
