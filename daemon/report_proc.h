@@ -5,7 +5,12 @@
  *
  * Descriptions of one image only grow more complete (a library loaded, the
  * first look taken while exec was under way), so the last one of an image
- * stands for all of it.  A new image (exec, or a reused pid) is described
+ * stands for all of it, with one exception: LuaJIT's machine-code areas are
+ * anonymous mappings that turn writable and not executable while a trace is
+ * compiled into them (lj_mcode.c, MCPROT_GEN), so a look taken then misses
+ * an area an earlier look saw.  Every anonymous executable mapping any
+ * description of the image had is kept, unless a later one has an
+ * executable or file-backed mapping over it.  A new image (exec, or a reused pid) is described
  * before its first sample: a sample belongs to the image of the last
  * description before it in the file (docs/capture-format.md, PROCESS).
  */
@@ -29,6 +34,8 @@ struct rdesc {
 	char comm[LJS_COMM_LEN];
 	char *build;			/* LuaJIT build, when proc.has_luajit */
 	struct ljs_proc proc;		/* mappings resolved on this machine, LuaJIT */
+	struct procmap_desc *xanon;	/* anonymous executable mappings seen so far */
+	size_t nxanon;
 };
 
 struct rproc {
@@ -50,7 +57,8 @@ struct ptab {
 struct rproc *ptab__get(struct ptab *pt, uint32_t pid);
 
 /* Take a PROCESS record found at file offset: it replaces the description
- * of its image or starts a new image; an exit note only names a process
+ * of its image (keeping the image's machine-code areas, see above) or
+ * starts a new image; an exit note only names a process
  * never described.  0 or -ENOMEM. */
 int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_process *sp,
 		  uint64_t offset);
