@@ -2,13 +2,14 @@
 -- A workload for tests/e2e/dump*.sh and top*.sh: a known call chain whose
 -- own debug.traceback() is the ground truth for `ljsnap dump`.
 -- usage: <lua> dump_chain.lua TRACEBACK_FILE SECONDS
+-- (in nginx, content_by_lua_file: the file from $LJSNAP_DUMP_TB, 10 s)
 --
 -- main chunk -> outer() -> middle() -> spin(): spin() writes
 -- debug.traceback() to TRACEBACK_FILE once, prints "ready", then loops in
 -- the same chain for SECONDS of CPU time (at most 60).  Nearly all the time
 -- is in spin()'s loop, some in middle() (hot_middle's own loop).
-local tbfile = arg and arg[1] or "/dev/null"
-local seconds = math.min(tonumber(arg and arg[2]) or 5, 60)
+local tbfile = arg and arg[1] or os.getenv("LJSNAP_DUMP_TB") or "/dev/null"
+local seconds = math.min(tonumber(arg and arg[2]) or 10, 60)
 local written = false
 
 local function spin(n)
@@ -31,7 +32,7 @@ local function middle(n)
   return spin(n) + s
 end
 
-function outer(sec)
+local function outer(sec)
   local t0, acc = os.clock(), 0
   while os.clock() - t0 < sec do
     acc = acc + middle(200000)

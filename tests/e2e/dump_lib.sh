@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# dump_lib.sh -- helpers of tests/e2e/dump*.sh (sourced after lib.sh).
+# The workload is tests/lua/dump_chain.lua: it writes its own
+# debug.traceback() once, then spins in the same call chain.
+DUMP_LUA=$top_srcdir/tests/lua/dump_chain.lua
+
+# tb_norm FILE: traceback lines without "stack traceback:", tabs, and the
+# current line of Lua frames (the traceback was taken at another line of
+# the same functions than the dump's samples)
+tb_norm() {
+	sed -e '/^stack traceback:$/d' -e 's/^\t//' -e 's/^\([^[].*\):[0-9][0-9]*: in /\1: in /' "$1"
+}
+
+# dump_check NAME PID TBFILE: `ljsnap dump` of PID prints, for one thread,
+# the chain of TBFILE (LuaJIT's own traceback); --json says the same;
+# --native adds native frames below the Lua ones.
+dump_check() {
+	local n=$1 pid=$2 tb=$3 t0 t1
+	t0=$(date +%s%N)
+	"$LJSNAP" dump "$pid" > "$TMPD/$n.dump" 2> "$TMPD/$n.dumperr" ||
+		{ cat "$TMPD/$n.dumperr" >&2; fail "$n: ljsnap dump failed"; }
+	t1=$(date +%s%N)
+	note "$n: dump took $(( (t1 - t0) / 1000000 )) ms"
+	[ $(( (t1 - t0) / 1000000 )) -lt 5000 ] || fail "$n: the dump did not end within seconds"
+	grep -q '^thread [0-9]* (.*): VM state: ' "$TMPD/$n.dump" ||
+		{ cat "$TMPD/$n.dump" >&2; fail "$n: no thread with its VM state"; }
+	# the first thread's traceback
+	awk '/^thread / { n++ } n == 1 && /^\t/' "$TMPD/$n.dump" > "$TMPD/$n.dtb"
+	tb_norm "$tb" > "$TMPD/$n.want"
+	tb_norm "$TMPD/$n.dtb" > "$TMPD/$n.got"
+	diff "$TMPD/$n.want" "$TMPD/$n.got" > "$TMPD/$n.diff" ||
+		{ cat "$TMPD/$n.dump" "$TMPD/$n.diff" >&2; fail "$n: the dump's chain is not LuaJIT's traceback"; }
+	note "$n: $(grep -c . "$TMPD/$n.want") frames as debug.traceback() prints them"
+	"$LJSNAP" dump --json "$pid" > "$TMPD/$n.json" || fail "$n: ljsnap dump --json failed"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = [t for t in d["threads"] if t["traceback"]][0]
+print("\n".join(t["traceback"]))' "$TMPD/$n.json" > "$TMPD/$n.jtb" || fail "$n: --json is not JSON with a traceback"
+	tb_norm "$TMPD/$n.jtb" | diff "$TMPD/$n.want" - >&2 || fail "$n: --json's chain is not LuaJIT's traceback"
+	"$LJSNAP" dump --native "$pid" > "$TMPD/$n.native" || fail "$n: ljsnap dump --native failed"
+	awk '/^native and Lua frames/ { on = 1; next } on && /^\t/ { print $1 } on && !/^\t/ { exit }' \
+		"$TMPD/$n.native" > "$TMPD/$n.kinds"
+	grep -q '^lua' "$TMPD/$n.kinds" && grep -q '^native' "$TMPD/$n.kinds" ||
+		{ cat "$TMPD/$n.native" >&2; fail "$n: --native does not show Lua and native frames"; }
+	# innermost first: no Lua frame below the first native frame of the VM's caller
+	awk '/^native/ { nat = 1 } /^lua/ && nat { bad = 1 } END { exit bad }' "$TMPD/$n.kinds" ||
+		{ cat "$TMPD/$n.native" >&2; fail "$n: --native's Lua frames are not above the native ones"; }
+}
+
+# start_chain NAME CMD...: run the workload; BG_PID, TB once it is ready
+start_chain() {
+	local n=$1; shift
+	TB=$TMPD/$n.tb
+	start_bg "$n" "$@" "$DUMP_LUA" "$TB" 20
+	wait_for "$TMPD/$n.bg" '^ready' 10 || { cat "$TMPD/$n.bg" >&2; fail "$n: workload did not start"; }
+}
