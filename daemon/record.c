@@ -502,7 +502,8 @@ static int open_file(struct recorder *rc, const char *target)
 	int err;
 
 	if (!rc->o.output) {
-		vdso__self(&rc->vdso);	/* names [vdso] frames in a live view */
+		if (!rc->vdso.data)
+			vdso__self(&rc->vdso);	/* names [vdso] frames in a live view */
 		return 0;
 	}
 	memset(&h, 0, sizeof(h));
@@ -518,7 +519,7 @@ static int open_file(struct recorder *rc, const char *target)
 			snapfile__strerror(err));
 		return -1;
 	}
-	if (vdso__self(&rc->vdso) == 0) {
+	if (rc->vdso.data || vdso__self(&rc->vdso) == 0) {
 		struct snapfile_object ob = {
 			.path = "[vdso]", .build_id = rc->vdso.build_id,
 			.build_id_len = (uint32_t)rc->vdso.build_id_len,
@@ -633,7 +634,7 @@ static void record_loop(struct recorder *rc)
 			break;
 		reinspect(rc, now);
 		record_rate__check(rc, now);
-		if (rc->hooks && rc->hooks->tick && rc->hooks->tick(rc->hook_arg, now))
+		if (rc->hooks && rc->hooks->tick && rc->hooks->tick(rc->hook_arg, rc, now))
 			break;
 		if (rc->w && now - last_tick >= 1000000000ull) {
 			last_tick = now;

@@ -61,6 +61,7 @@ struct record_rate {
 
 /* What a live view (daemon/top.c) adds to the record loop; every member
  * may be NULL.  Called from the loop's thread. */
+struct recorder;
 struct record_hooks {
 	/* every sample, after the recorder took it (p NULL: not a target) */
 	void (*sample)(void *arg, const struct proc *p, const struct ljs_sample *s);
@@ -68,8 +69,9 @@ struct record_hooks {
 	void (*process)(void *arg, const struct proc *p, const struct lj_proc_detect *pd);
 	/* a process exited */
 	void (*exited)(void *arg, const struct proc *p);
-	/* from the loop at least every tick_ms: nonzero ends the recording */
-	int (*tick)(void *arg, uint64_t now_ns);
+	/* from the loop at least every tick_ms (rc: the running recorder, for
+	 * its BPF counters): nonzero ends the recording */
+	int (*tick)(void *arg, struct recorder *rc, uint64_t now_ns);
 	int tick_ms;
 };
 
