@@ -11,40 +11,63 @@ tb_norm() {
 	sed -e '/^stack traceback:$/d' -e 's/^\t//' -e 's/^\([^[].*\):[0-9][0-9]*: in /\1: in /' "$1"
 }
 
+# dump_tb NAME PID [OPTION]: one dump of PID, its first thread's traceback
+# normalized into NAME.got
+dump_tb() {
+	local n=$1 pid=$2
+	if [ "${3:-}" = --json ]; then
+		"$LJSNAP" dump --json "$pid" > "$TMPD/$n.json" || fail "$n: ljsnap dump --json failed"
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = [t for t in d["threads"] if t["traceback"]]
+print("\n".join(t[0]["traceback"] if t else []))' "$TMPD/$n.json" > "$TMPD/$n.dtb" ||
+			fail "$n: --json is not JSON with a traceback"
+	else
+		"$LJSNAP" dump ${3:-} "$pid" > "$TMPD/$n.dump" 2> "$TMPD/$n.dumperr" ||
+			{ cat "$TMPD/$n.dumperr" >&2; fail "$n: ljsnap dump ${3:-} failed"; }
+		grep -q '^thread [0-9]* (.*): VM state: ' "$TMPD/$n.dump" ||
+			{ cat "$TMPD/$n.dump" >&2; fail "$n: no thread with its VM state"; }
+		awk '/^thread / { n++ } n == 1 && /^stack traceback:/ { on = 1; next }
+		     on && /^\t/ { print; next } on { exit }' "$TMPD/$n.dump" > "$TMPD/$n.dtb"
+	fi
+	tb_norm "$TMPD/$n.dtb" > "$TMPD/$n.got"
+}
+
+# dump_match NAME PID [OPTION]: the dump shows the chain of NAME.want; the
+# process spends ~10% of its time in middle's own loop (then its stack is
+# truly one frame shorter) and a little in os.clock: a few tries
+dump_match() {
+	local i
+	for i in 1 2 3 4 5 6; do
+		dump_tb "$@"
+		cmp -s "$TMPD/$1.want" "$TMPD/$1.got" && return 0
+		note "$1${3:+ $3}: try $i showed another stack: $(tr '\n' '|' < "$TMPD/$1.got")"
+	done
+	diff "$TMPD/$1.want" "$TMPD/$1.got" >&2
+	fail "$1${3:+ $3}: the dump's chain is not LuaJIT's traceback"
+}
+
 # dump_check NAME PID TBFILE: `ljsnap dump` of PID prints, for one thread,
 # the chain of TBFILE (LuaJIT's own traceback); --json says the same;
 # --native adds native frames below the Lua ones.
 dump_check() {
 	local n=$1 pid=$2 tb=$3 t0 t1
+	tb_norm "$tb" > "$TMPD/$n.want"
 	t0=$(date +%s%N)
-	"$LJSNAP" dump "$pid" > "$TMPD/$n.dump" 2> "$TMPD/$n.dumperr" ||
-		{ cat "$TMPD/$n.dumperr" >&2; fail "$n: ljsnap dump failed"; }
+	dump_match "$n" "$pid"
 	t1=$(date +%s%N)
 	note "$n: dump took $(( (t1 - t0) / 1000000 )) ms"
-	[ $(( (t1 - t0) / 1000000 )) -lt 5000 ] || fail "$n: the dump did not end within seconds"
-	grep -q '^thread [0-9]* (.*): VM state: ' "$TMPD/$n.dump" ||
-		{ cat "$TMPD/$n.dump" >&2; fail "$n: no thread with its VM state"; }
-	# the first thread's traceback
-	awk '/^thread / { n++ } n == 1 && /^\t/' "$TMPD/$n.dump" > "$TMPD/$n.dtb"
-	tb_norm "$tb" > "$TMPD/$n.want"
-	tb_norm "$TMPD/$n.dtb" > "$TMPD/$n.got"
-	diff "$TMPD/$n.want" "$TMPD/$n.got" > "$TMPD/$n.diff" ||
-		{ cat "$TMPD/$n.dump" "$TMPD/$n.diff" >&2; fail "$n: the dump's chain is not LuaJIT's traceback"; }
+	[ $(( (t1 - t0) / 1000000 )) -lt 10000 ] || fail "$n: the dump did not end within seconds"
 	note "$n: $(grep -c . "$TMPD/$n.want") frames as debug.traceback() prints them"
-	"$LJSNAP" dump --json "$pid" > "$TMPD/$n.json" || fail "$n: ljsnap dump --json failed"
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-t = [t for t in d["threads"] if t["traceback"]][0]
-print("\n".join(t["traceback"]))' "$TMPD/$n.json" > "$TMPD/$n.jtb" || fail "$n: --json is not JSON with a traceback"
-	tb_norm "$TMPD/$n.jtb" | diff "$TMPD/$n.want" - >&2 || fail "$n: --json's chain is not LuaJIT's traceback"
-	"$LJSNAP" dump --native "$pid" > "$TMPD/$n.native" || fail "$n: ljsnap dump --native failed"
+	dump_match "$n" "$pid" --json
+	dump_match "$n" "$pid" --native
 	awk '/^native and Lua frames/ { on = 1; next } on && /^\t/ { print $1 } on && !/^\t/ { exit }' \
-		"$TMPD/$n.native" > "$TMPD/$n.kinds"
+		"$TMPD/$n.dump" > "$TMPD/$n.kinds"
 	grep -q '^lua' "$TMPD/$n.kinds" && grep -q '^native' "$TMPD/$n.kinds" ||
-		{ cat "$TMPD/$n.native" >&2; fail "$n: --native does not show Lua and native frames"; }
-	# innermost first: no Lua frame below the first native frame of the VM's caller
+		{ cat "$TMPD/$n.dump" >&2; fail "$n: --native does not show Lua and native frames"; }
+	# innermost first: no Lua frame below the native frames that called the VM
 	awk '/^native/ { nat = 1 } /^lua/ && nat { bad = 1 } END { exit bad }' "$TMPD/$n.kinds" ||
-		{ cat "$TMPD/$n.native" >&2; fail "$n: --native's Lua frames are not above the native ones"; }
+		{ cat "$TMPD/$n.dump" >&2; fail "$n: --native's Lua frames are not above the native ones"; }
 }
 
 # start_chain NAME CMD...: run the workload; BG_PID, TB once it is ready
