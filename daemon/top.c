@@ -25,6 +25,7 @@
 
 #define TOP_TICK_MS		50
 #define TOP_COUNTERS_NS		200000000ull	/* BPF counters read at most this often */
+#define TOP_EMPTY_NS		250000000ull	/* refresh while no function was seen */
 
 /* Print the usage of `top`. */
 static void usage(FILE *out)
@@ -216,7 +217,7 @@ static int on_tick(void *arg, struct recorder *rc, uint64_t now)
 
 	if (!t->start_ns) {
 		t->start_ns = now;
-		t->next_ns = now + (uint64_t)(t->interval * 1e9);
+		t->next_ns = now + TOP_EMPTY_NS;
 		if (t->tty) {
 			term_raw(t);
 			top_view__print(t, stdout, 1);
@@ -230,7 +231,8 @@ static int on_tick(void *arg, struct recorder *rc, uint64_t now)
 	}
 	read_keys(t);
 	if (t->tty && now >= t->next_ns) {
-		t->next_ns = now + (uint64_t)(t->interval * 1e9);
+		/* an empty screen is refreshed soon: the first samples show at once */
+		t->next_ns = now + (t->mode[0].nrows ? (uint64_t)(t->interval * 1e9) : TOP_EMPTY_NS);
 		if (!t->paused) {
 			if (top_view__refresh(t, now))
 				t->err = -ENOMEM;

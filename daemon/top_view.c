@@ -14,6 +14,7 @@
 #define TOP_LINES	24
 #define TOP_PLAIN_ROWS	30	/* functions in the plain-text view */
 #define TOP_SCREEN_PROCS 4	/* processes on the screen */
+#define TOP_NAME_COLS	(TOP_COLS - 1 - 36)	/* the function column */
 
 /* Whether a frame of kind k counts in mode m (1: Lua only). */
 static int counts(enum ljs_fkind k, int m)
@@ -267,13 +268,29 @@ static void print_procs(const struct top *t, FILE *out, int screen, size_t max)
 	free(idx);
 }
 
+/* A function's name in the width the screen leaves it: a long chunk name
+ * loses its start ("spin .../lua/dump_chain.lua:15"), the function stays. */
+static const char *fit(const char *s, char *buf, size_t size)
+{
+	size_t w = TOP_NAME_COLS < size ? TOP_NAME_COLS : size - 1, len = strlen(s), f;
+	const char *sp = strchr(s, ' ');
+
+	if (len <= w)
+		return s;
+	f = sp ? (size_t)(sp - s) + 1 : 0;
+	if (f + 3 + 8 > w)
+		f = 0;	/* no room for both: the end tells most */
+	snprintf(buf, size, "%.*s...%s", (int)f, s, s + len - (w - f - 3));
+	return buf;
+}
+
 /* Print the view; see top.h. */
 void top_view__print(const struct top *t, FILE *out, int screen)
 {
 	const struct top_mode *md = &t->mode[t->lua_only];
 	size_t nproc_lines = t->nprocs < TOP_SCREEN_PROCS ? t->nprocs : TOP_SCREEN_PROCS + 1;
 	size_t rows = screen ? TOP_LINES - 4 - 1 - (1 + nproc_lines) - 1 : TOP_PLAIN_ROWS, i;
-	char buf[1024];
+	char buf[1024], name[TOP_COLS];
 
 	if (screen)
 		fprintf(out, "\033[H");
@@ -291,7 +308,9 @@ void top_view__print(const struct top *t, FILE *out, int screen)
 		snprintf(buf, sizeof(buf), "%6.1f %6.1f  | %5.1f %6.1f  %-4s %s",
 			 pct(r->self, t->samples_last), pct(r->total, t->samples_last),
 			 pct(r->self_all, t->samples_prev), pct(r->total_all, t->samples_prev),
-			 kind_tag(agg__frame_kind(t->agg, r->id)), agg__frame_name(t->agg, r->id, &len));
+			 kind_tag(agg__frame_kind(t->agg, r->id)),
+			 screen ? fit(agg__frame_name(t->agg, r->id, &len), name, sizeof(name)) :
+				  agg__frame_name(t->agg, r->id, &len));
 		line_out(out, screen, buf);
 	}
 	print_procs(t, out, screen, screen ? TOP_SCREEN_PROCS : 0);
