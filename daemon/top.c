@@ -418,7 +418,7 @@ int cmd_top(int argc, char **argv)
 	term_restore(&t);
 	if (t.err)
 		fprintf(stderr, "ljsnap top: out of memory\n");
-	if (!t.tty && !t.err) {
+	if (!t.tty && !t.err && t.start_ns) {	/* the loop ran */
 		top_view__refresh(&t, t.last_refresh_ns > t.start_ns ? t.last_refresh_ns :
 				  t.start_ns + (uint64_t)(t.rc.o.duration * 1e9));
 		top_view__print(&t, stdout, 0);
