@@ -74,6 +74,6 @@ dump_check() {
 start_chain() {
 	local n=$1; shift
 	TB=$TMPD/$n.tb
-	start_bg "$n" "$@" "$DUMP_LUA" "$TB" 20
+	start_bg "$n" "$@" "$DUMP_LUA" "$TB" 40	# killed when done
 	wait_for "$TMPD/$n.bg" '^ready' 10 || { cat "$TMPD/$n.bg" >&2; fail "$n: workload did not start"; }
 }

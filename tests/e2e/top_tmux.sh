@@ -13,7 +13,8 @@
 #   - SIGTERM and Ctrl-C end it with the terminal restored, and a target that exits
 #     is reported ("the targets exited"), not crashed on;
 #   - off a terminal (--once -d 2) it prints the same rows as plain text,
-#     and -o FILE writes a capture whose report has the same hot function.
+#     and -o FILE writes a capture whose report has the same hot function;
+#     two processes of the workload each have their line, >= 20% each.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../variants/lib.sh"
 . "$(dirname "$0")/dump_lib.sh"
@@ -119,12 +120,20 @@ screen t3 > "$TMPD/s8"
 grep -q 'ljsnap top: the targets exited' "$TMPD/s8" || { cat "$TMPD/s8" >&2; fail "the target's exit was not reported"; }
 [ "$(cat "$TMPD/t3.rc")" = 0 ] || fail "target exit: status $(cat "$TMPD/t3.rc")"
 
-# plain text, and a capture written at the same time
-"$LJSNAP" top --once -d 2 -p "$W" -o "$TMPD/top.ljsnap" > "$TMPD/plain" 2> "$TMPD/plain.err" ||
+# plain text, and a capture written at the same time; two processes of the
+# same workload: each has its line, with about half the samples
+start_chain w2 luajit
+W2=$BG_PID
+"$LJSNAP" top --once -d 2 -p "$W,$W2" -o "$TMPD/top.ljsnap" > "$TMPD/plain" 2> "$TMPD/plain.err" ||
 	{ cat "$TMPD/plain.err" >&2; fail "top --once failed"; }
 grep -q "$(printf '\033')" "$TMPD/plain" && fail "plain text holds escapes"
 r=$(awk '/KIND FUNCTION/ { getline; print; exit }' "$TMPD/plain")
 case $r in *" spin "*dump_chain.lua*) ;; *) cat "$TMPD/plain" >&2; fail "plain text: spin is not the hottest";; esac
+for p in $W $W2; do
+	sh=$(awk -v p="$p" '$1 == p && $2 == "luajit" { sub(/%/, "", $4); print int($4) }' "$TMPD/plain")
+	[ -n "$sh" ] && [ "$sh" -ge 20 ] || { cat "$TMPD/plain" >&2; fail "plain text: pid $p has no line or less than 20% of the samples"; }
+	note "top -p $W,$W2: pid $p has $sh% of the samples"
+done
 "$LJSNAP" report -f folded --lua-only "$TMPD/top.ljsnap" > "$TMPD/top.folded" 2>/dev/null ||
 	fail "the capture top wrote does not report"
 tot=$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/top.folded")
