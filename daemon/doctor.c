@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "daemon/bpfload.h"
 #include "daemon/cmds.h"
+#include "daemon/dump.h"
 #include "daemon/numarg.h"
 #include "daemon/record.h"
 #include "unwind/detect/ljdetect.h"
@@ -77,15 +78,14 @@ static void probe_walk(struct doctor_probe *dp, const struct ljs_sample *s)
 	}
 }
 
-/* Ring-buffer callback: tally the samples of the probed process. */
-static int on_probe(void *ctx, void *data, size_t size)
+/* Burst callback: tally the samples of the probed process (enough: 20
+ * with the VM state). */
+static int on_probe(void *ctx, const struct ljs_sample *sp)
 {
 	struct doctor_probe *dp = ctx;
 	const struct ljs_section *gs;
-	struct ljs_sample s;
+	struct ljs_sample s = *sp;
 
-	if (ljs_sample__parse_raw(&s, data, size) || s.pid != dp->pid)
-		return 0;
 	dp->samples++;
 	if ((s.flags & LJS_SAMPLE_F_REGS_VALID) && s.regs.ip >= dp->vm_lo && s.regs.ip < dp->vm_hi) {
 		dp->in_vm++;
@@ -106,61 +106,23 @@ static int on_probe(void *ctx, void *data, size_t size)
 		dp->have_vmstate = 1;
 	}
 	probe_walk(dp, &s);
-	return 0;
+	return dp->with_lj >= 20;
 }
 
-/* Sample the process for up to `seconds` with the real BPF program. */
+/* Sample the process for up to `seconds` with the real BPF program
+ * (dump_live.c). */
 static int probe(const struct lj_proc_detect *pd, uint32_t pid, double seconds,
 		 struct doctor_probe *dp)
 {
-	struct bpfload_opts bo = { .self_pid = getpid(), .freq_hz = 499,
-				   .ustack_bytes = 4096, .ringbuf_bytes = 4 << 20 };
-	struct ring_buffer *rb = NULL;
-	struct ljs_proc_cfg cfg;
-	struct bpfload bl;
-	struct proc p;
-	struct timespec t0, t;
+	struct live_lj lj = { .layout = pd->layout, .vm_lo = pd->vm_lo, .vm_hi = pd->vm_hi };
 	char err[512];
 	int rc;
 
-	memset(&p, 0, sizeof(p));
-	p.pid = pid;
-	p.layout = pd->layout;
-	p.vm_lo = pd->vm_lo;
-	p.vm_hi = pd->vm_hi;
-	p.cfg_gen = 1;
 	dp->vm_lo = pd->vm_lo;
 	dp->vm_hi = pd->vm_hi;
-	proctab__cfg(&p, LJS_LSTACK_DEFAULT, &cfg);
-	rc = bpfload__init(&bl, &bo, err, sizeof(err));
-	if (rc) {
+	rc = live__burst(pid, &lj, 499, seconds, on_probe, dp, err, sizeof(err));
+	if (rc)
 		printf("  live check:  not possible: %s\n", err);
-		return rc;
-	}
-	rc = bpfload__add_target(&bl, pid);
-	if (!rc)
-		rc = bpfload__set_cfg(&bl, pid, &cfg);
-	if (rc) {
-		printf("  live check:  not possible: cannot put pid %u in the BPF maps: %s\n", pid,
-		       strerror(-rc));
-		goto out;
-	}
-	rb = ring_buffer__new(bpfload__ringbuf_fd(&bl), on_probe, dp, NULL);
-	if (!rb) {
-		rc = -errno;
-		goto out;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		ring_buffer__poll(rb, 50);
-		ring_buffer__consume(rb);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (dp->with_lj < 20 &&
-		 (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
-	ring_buffer__consume(rb);
-out:
-	ring_buffer__free(rb);
-	bpfload__exit(&bl);
 	return rc;
 }
 

@@ -136,6 +136,40 @@ static void describe(const struct lj_proc_detect *pd, char *buf, size_t len)
 		 m && m->path ? m->path : "?");
 }
 
+/* The mappings of a detection result as the pipeline and the PROCESS
+ * record take them; see record.h. */
+struct procmap_desc *inspect__maps(const struct lj_proc_detect *pd, const struct vdso_image *vdso,
+				   uint32_t pid, size_t *n)
+{
+	struct procmap_desc *maps;
+	size_t i;
+
+	*n = 0;
+	maps = pd->nmaps ? calloc(pd->nmaps, sizeof(*maps)) : NULL;
+	for (i = 0; maps && i < pd->nmaps; i++) {
+		const struct lj_mapping *m = &pd->maps[i];
+		struct procmap_desc *o = &maps[(*n)++];
+
+		o->start = m->start;
+		o->end = m->end;
+		o->offset = m->offset;
+		o->prot = ((m->prot & PROT_READ) ? PROCMAP_PROT_READ : 0) |
+			  ((m->prot & PROT_WRITE) ? PROCMAP_PROT_WRITE : 0) |
+			  ((m->prot & PROT_EXEC) ? PROCMAP_PROT_EXEC : 0) |
+			  ((m->flags & LJ_MAP_F_SHARED) ? PROCMAP_PROT_SHARED : 0);
+		o->path = m->path ? m->path : "";
+		o->build_id = m->build_id;
+		o->build_id_len = m->build_id_len;
+		if (m->path && !strcmp(m->path, "[vdso]") && vdso && vdso->build_id_len &&
+		    vdso__same(vdso, (int)pid, m->start, m->end)) {
+			/* the image the file carries (OBJECT record) */
+			o->build_id = vdso->build_id;
+			o->build_id_len = (uint32_t)vdso->build_id_len;
+		}
+	}
+	return maps;
+}
+
 /* Write the PROCESS record for p from a detection result. */
 static void write_process(struct recorder *rc, const struct proc *p,
 			  const struct lj_proc_detect *pd, const char *exe, const char *cmdline,
@@ -147,6 +181,10 @@ static void write_process(struct recorder *rc, const struct proc *p,
 	size_t i, n = 0;
 	int err;
 
+	if (rc->hooks && rc->hooks->process && pd)
+		rc->hooks->process(rc->hook_arg, p, pd);
+	if (!rc->w)
+		return;	/* a live view without a capture file */
 	memset(&sp, 0, sizeof(sp));
 	sp.pid = p->pid;
 	sp.ppid = p->ppid;
@@ -156,28 +194,7 @@ static void write_process(struct recorder *rc, const struct proc *p,
 	sp.cmdline = cmdline;
 	sp.start_ns = start_ns;
 	if (pd && pd->nmaps) {
-		maps = calloc(pd->nmaps, sizeof(*maps));
-		for (i = 0; maps && i < pd->nmaps; i++) {
-			const struct lj_mapping *m = &pd->maps[i];
-			struct procmap_desc *o = &maps[n++];
-
-			o->start = m->start;
-			o->end = m->end;
-			o->offset = m->offset;
-			o->prot = ((m->prot & PROT_READ) ? PROCMAP_PROT_READ : 0) |
-				  ((m->prot & PROT_WRITE) ? PROCMAP_PROT_WRITE : 0) |
-				  ((m->prot & PROT_EXEC) ? PROCMAP_PROT_EXEC : 0) |
-				  ((m->flags & LJ_MAP_F_SHARED) ? PROCMAP_PROT_SHARED : 0);
-			o->path = m->path ? m->path : "";
-			o->build_id = m->build_id;
-			o->build_id_len = m->build_id_len;
-			if (m->path && !strcmp(m->path, "[vdso]") && rc->vdso.build_id_len &&
-			    vdso__same(&rc->vdso, (int)p->pid, m->start, m->end)) {
-				/* the image the file carries (OBJECT record) */
-				o->build_id = rc->vdso.build_id;
-				o->build_id_len = (uint32_t)rc->vdso.build_id_len;
-			}
-		}
+		maps = inspect__maps(pd, &rc->vdso, p->pid, &n);
 		sp.maps = maps;
 		sp.nmaps = maps ? n : 0;
 	}
@@ -277,7 +294,8 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 			return;
 		}
 		bpfload__del_cfg(&rc->bl, p->pid);
-		harvest__forget(rc->hv, p->pid);
+		if (rc->hv)
+			harvest__forget(rc->hv, p->pid);
 		proctab__reset(p);
 		p->state = PROC_INSPECTED;
 		was_lj = 0;
@@ -354,6 +372,10 @@ void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	sp.pid = p->pid;
 	memcpy(sp.comm, p->comm, sizeof(sp.comm));
 	sp.exited_ns = now_ns ? now_ns : 1;
+	if (rc->hooks && rc->hooks->exited)
+		rc->hooks->exited(rc->hook_arg, p);
+	if (!rc->w)
+		return;
 	err = snapfile_writer__process(rc->w, &sp);
 	if (err && !rc->werr)
 		rc->werr = err;

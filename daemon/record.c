@@ -173,7 +173,7 @@ static void write_ksyms(struct recorder *rc)
 	size_t n = 0, nsel = 0, i;
 	int err;
 
-	ips = rc->kips ? ksym_ipset__values(rc->kips, &n) : NULL;
+	ips = rc->kips && rc->w ? ksym_ipset__values(rc->kips, &n) : NULL;
 	if (!n)
 		return;
 	err = ksyms__load(NULL, &ks);
@@ -227,7 +227,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 			}
 		}
 		note_kernel_ips(rc, &s);
-		err = snapfile_writer__sample(rc->w, &s);
+		err = rc->w ? snapfile_writer__sample(rc->w, &s) : 0;
 		if (err && !rc->werr)
 			rc->werr = err;
 		if (!err) {
@@ -239,8 +239,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (p && p->has_luajit && s.g) {
 			if (s.g != p->g_hint)
 				set_g_hint(rc, p, s.g);
-			harvest_sample(rc, p, &s);
+			if (rc->hv)
+				harvest_sample(rc, p, &s);
 		}
+		if (rc->hooks && rc->hooks->sample)
+			rc->hooks->sample(rc->hook_arg, p, &s);
 		return 0;
 	case LJS_REC_FORK:
 	case LJS_REC_EXEC:
@@ -264,13 +267,15 @@ static int handle_event(void *ctx, void *data, size_t size)
 			/* A new image: forget the old layout, inspect at the next sample. */
 			memcpy(p->comm, te->comm, sizeof(p->comm));
 			bpfload__del_cfg(&rc->bl, p->pid);
-			harvest__forget(rc->hv, p->pid);
+			if (rc->hv)
+				harvest__forget(rc->hv, p->pid);
 			proctab__reset(p);
 		} else {
 			bpfload__del_cfg(&rc->bl, p->pid);
 			if (!rc->o.all)
 				bpfload__del_target(&rc->bl, p->pid);
-			harvest__forget(rc->hv, p->pid);
+			if (rc->hv)
+				harvest__forget(rc->hv, p->pid);
 			if (p->state != PROC_GONE) {
 				inspect__exited(rc, p, te->time_ns);
 				p->state = PROC_GONE;
@@ -356,7 +361,8 @@ static void reinspect(struct recorder *rc, uint64_t now)
 static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
-	const struct harvest_stats *hs = harvest__stats(rc->hv);
+	static const struct harvest_stats none;
+	const struct harvest_stats *hs = rc->hv ? harvest__stats(rc->hv) : &none;
 	struct snapfile_stat st[LJS_ERR__MAX + 24];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
@@ -392,6 +398,8 @@ static void finish(struct recorder *rc, int quiet)
 	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
+	if (!rc->w)
+		return;	/* a live view: it said what it saw */
 	snapfile_writer__stats(rc->w, st, n);
 	/* Everything but the END record is in the file now: bytes_written
 	 * counts only what was flushed, not the records still buffered. */
@@ -493,6 +501,11 @@ static int open_file(struct recorder *rc, const char *target)
 	struct snapfile_header h;
 	int err;
 
+	if (!rc->o.output) {
+		if (!rc->vdso.data)
+			vdso__self(&rc->vdso);	/* names [vdso] frames in a live view */
+		return 0;
+	}
 	memset(&h, 0, sizeof(h));
 	h.freq_hz = rc->o.freq;
 	h.stack_bytes = rc->o.stack_bytes;
@@ -506,7 +519,7 @@ static int open_file(struct recorder *rc, const char *target)
 			snapfile__strerror(err));
 		return -1;
 	}
-	if (vdso__self(&rc->vdso) == 0) {
+	if (rc->vdso.data || vdso__self(&rc->vdso) == 0) {
 		struct snapfile_object ob = {
 			.path = "[vdso]", .build_id = rc->vdso.build_id,
 			.build_id_len = (uint32_t)rc->vdso.build_id_len,
@@ -523,10 +536,10 @@ static int open_file(struct recorder *rc, const char *target)
  * ring buffer; 0, or -1 (reported). */
 static int open_parts(struct recorder *rc)
 {
-	rc->hv = harvest__new(rc->w, 256u << 20);
+	rc->hv = rc->w ? harvest__new(rc->w, 256u << 20) : NULL;
 	rc->walker = ljw__new();
 	rc->kips = ksym_ipset__new();
-	if (!rc->hv || !rc->walker || !rc->kips) {
+	if ((rc->w && !rc->hv) || !rc->walker || !rc->kips) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		return -1;
 	}
@@ -595,7 +608,8 @@ static void record_loop(struct recorder *rc)
 		/* Other samples wake us only in batches (see the BPF program):
 		 * drain on a timer too. */
 		rc->batch = 0;
-		err = ring_buffer__poll(rc->rb, 20);
+		err = ring_buffer__poll(rc->rb, rc->hooks && rc->hooks->tick_ms &&
+					rc->hooks->tick_ms < 20 ? rc->hooks->tick_ms : 20);
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
 		if (err < 0 && err != -EINTR && err != -EAGAIN) {
@@ -620,7 +634,9 @@ static void record_loop(struct recorder *rc)
 			break;
 		reinspect(rc, now);
 		record_rate__check(rc, now);
-		if (now - last_tick >= 1000000000ull) {
+		if (rc->hooks && rc->hooks->tick && rc->hooks->tick(rc->hook_arg, rc, now))
+			break;
+		if (rc->w && now - last_tick >= 1000000000ull) {
 			last_tick = now;
 			err = snapfile_writer__flush(rc->w);
 			if (err && !rc->werr)
@@ -648,17 +664,13 @@ static void record_stop(struct recorder *rc)
 	finish(rc, rc->o.quiet);
 }
 
-/* `ljsnap record`. */
-int cmd_record(int argc, char **argv)
+/* Record; see record.h. */
+int record__run(struct recorder *rcp)
 {
-	struct recorder rc;
+	struct recorder rc = *rcp;
 	char target[512];
 	int err, ret = 1;
 
-	memset(&rc, 0, sizeof(rc));
-	err = record_opts__parse(&rc.o, argc, argv);
-	if (err)
-		return err > 0 ? 0 : 2;
 	if (proctab__init(&rc.pt)) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		return 1;
@@ -698,8 +710,22 @@ out:
 	vdso__exit(&rc.vdso);
 	lj_detect_cache__delete(rc.pt.detect_cache);
 	proctab__exit(&rc.pt);
-	free(rc.o.pids);
 	if (ret == 0 && rc.child_done && WIFEXITED(rc.child_status) && WEXITSTATUS(rc.child_status))
 		ret = WEXITSTATUS(rc.child_status);
 	return ret;
+}
+
+/* `ljsnap record`. */
+int cmd_record(int argc, char **argv)
+{
+	struct recorder rc;
+	int err;
+
+	memset(&rc, 0, sizeof(rc));
+	err = record_opts__parse(&rc.o, argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	err = record__run(&rc);
+	free(rc.o.pids);
+	return err;
 }

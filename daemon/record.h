@@ -18,6 +18,8 @@
 struct harvest;
 struct ksym_ipset;
 struct ljs_sample;
+struct lj_proc_detect;
+struct procmap_desc;
 
 /* The ranges of record's options. */
 #define RECORD_FREQ_MAX		100000		/* -F, Hz */
@@ -57,8 +59,26 @@ struct record_rate {
 	uint64_t limited_at;	/* when it first did */
 };
 
+/* What a live view (daemon/top.c) adds to the record loop; every member
+ * may be NULL.  Called from the loop's thread. */
+struct recorder;
+struct record_hooks {
+	/* every sample, after the recorder took it (p NULL: not a target) */
+	void (*sample)(void *arg, const struct proc *p, const struct ljs_sample *s);
+	/* a process was inspected (again): its mappings and LuaJIT (pd) */
+	void (*process)(void *arg, const struct proc *p, const struct lj_proc_detect *pd);
+	/* a process exited */
+	void (*exited)(void *arg, const struct proc *p);
+	/* from the loop at least every tick_ms (rc: the running recorder, for
+	 * its BPF counters): nonzero ends the recording */
+	int (*tick)(void *arg, struct recorder *rc, uint64_t now_ns);
+	int tick_ms;
+};
+
 struct recorder {
-	struct record_opts o;
+	struct record_opts o;	/* o.output NULL: no capture file (a live view) */
+	const struct record_hooks *hooks;
+	void *hook_arg;
 	struct bpfload bl;
 	struct ring_buffer *rb;
 	struct snapfile_writer *w;
@@ -89,6 +109,23 @@ struct recorder {
 /* Parse `ljsnap record`'s command line into o (record_opts.c); 0, 1 (help
  * printed) or negative errno (reported). */
 int record_opts__parse(struct record_opts *o, int argc, char **argv);
+
+/* The defaults of every option but -o (no file); -p's list of pids added
+ * to o->pids: 0, -EINVAL or -ENOMEM (for the live views' options). */
+void record_opts__defaults(struct record_opts *o);
+int record_opts__pids(struct record_opts *o, const char *arg);
+
+/* Record with the parsed options o (and hooks, when set) until a signal,
+ * the duration, the targets' end or a hook says stop; prints the summary
+ * unless o.quiet.  Frees what it set up (not o.pids); the exit status. */
+int record__run(struct recorder *rc);
+
+/* The mappings of a detection result as the pipeline (ljs_pipe__proc) and
+ * the PROCESS record take them, the [vdso] one with vdso's build id when
+ * it is the same image (vdso may be NULL): malloc'ed, *n entries, pointing
+ * into pd; NULL when there are none or no memory. */
+struct procmap_desc *inspect__maps(const struct lj_proc_detect *pd, const struct vdso_image *vdso,
+				   uint32_t pid, size_t *n);
 
 /* Bound the sampling rate by its measured cost (record_rate.c): open the
  * perf events at record_rate__first, start once the BPF program is

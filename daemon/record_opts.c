@@ -87,8 +87,8 @@ static int parse_bytes(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
-/* Parse -p PID[,PID...] into o->pids. */
-static int parse_pids(struct record_opts *o, const char *arg)
+/* Parse -p PID[,PID...] into o->pids; see record.h. */
+int record_opts__pids(struct record_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
@@ -107,6 +107,16 @@ static int parse_pids(struct record_opts *o, const char *arg)
 out:
 	free(copy);
 	return err;
+}
+
+/* The defaults of every option but -o; see record.h. */
+void record_opts__defaults(struct record_opts *o)
+{
+	o->freq = 99;
+	o->stack_bytes = LJS_USTACK_DEFAULT;
+	o->lstack_bytes = LJS_LSTACK_DEFAULT;
+	o->ringbuf_mb = 32;
+	o->max_cpu_pct = RECORD_CPU_PCT_DEFAULT;
 }
 
 /* Parse the command line (see record.h). */
@@ -130,16 +140,12 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	o->freq = 99;
+	record_opts__defaults(o);
 	o->output = "ljsnap.data";
-	o->stack_bytes = LJS_USTACK_DEFAULT;
-	o->lstack_bytes = LJS_LSTACK_DEFAULT;
-	o->ringbuf_mb = 32;
-	o->max_cpu_pct = RECORD_CPU_PCT_DEFAULT;
 	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(o, optarg)) {
+			if (record_opts__pids(o, optarg)) {
 				fprintf(stderr, "ljsnap record: -p wants pids 1..%d separated by commas, "
 					"got '%s'\n", RECORD_PID_MAX, optarg);
 				return -EINVAL;
