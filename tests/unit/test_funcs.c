@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_funcs.c -- function ranges and their names without debug symbols
+ * (symtab/funcs.h, symtab/ljnames.h), against the unstripped twin.
+ *
+ *   test_funcs STRIPPED UNSTRIPPED [VERSION]
+ *
+ * STRIPPED is `objcopy --strip-all` of UNSTRIPPED (same build id).  Every
+ * FDE range of STRIPPED that gets a name must be named, in UNSTRIPPED's
+ * .symtab, by the symbol that starts there (0 wrong names); every range
+ * named from LuaJIT's IR call table must be a function of that name in
+ * lj_ircall.h's list; VERSION, when given, must be the list that fitted.
+ * Also: the ranges are sorted and disjoint, an address inside a range finds
+ * that range, and an exported symbol never names a range past its st_size.
+ * Prints "named N/M (luajit K, dynsym D)" for the report of issue 14.
+ * Without arguments the test runs on its own binary (unstripped: every
+ * range named by .symtab, no IR call table); with STRIPPED and UNSTRIPPED
+ * the same file (a stripped build that has no twin), the names are only
+ * counted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab/elf.h"
+#include "symtab/funcs.h"
+#include "tests/unit/check.h"
+
+int failures, checks;
+
+/* Ranges sorted, disjoint, each found by its own addresses. */
+static void check_shape(const struct funcs *f)
+{
+	const struct func_range *v;
+	size_t n, i;
+
+	v = funcs__all(f, &n);
+	CHECK(n > 0);
+	for (i = 0; i < n; i++) {
+		CHECKF(v[i].lo < v[i].hi, "range %zu empty", i);
+		if (i)
+			CHECKF(v[i - 1].hi <= v[i].lo, "ranges %zu and %zu overlap", i - 1, i);
+		CHECK(funcs__at(f, v[i].lo) == &v[i]);
+		CHECK(funcs__at(f, v[i].hi - 1) == &v[i]);
+		CHECK(funcs__at(f, v[i].lo + (v[i].hi - v[i].lo) / 2) == &v[i]);
+	}
+	CHECK(funcs__at(f, 0) == NULL);
+}
+
+/* Every named range against the symbol of the unstripped file. */
+static void check_names(const struct funcs *f, struct elf_file *stripped, struct elf_file *full)
+{
+	const struct func_range *v;
+	struct elf_symbol s;
+	size_t n, i, named = 0, wrong = 0, byhow[FUNC__MAX] = { 0 };
+
+	v = funcs__all(f, &n);
+	for (i = 0; i < n; i++) {
+		byhow[v[i].how]++;
+		if (!v[i].name)
+			continue;
+		named++;
+		if (full && (elf_file__sym_at(full, v[i].lo, &s) != 0 || s.value != v[i].lo ||
+			     strcmp(s.name, v[i].name))) {
+			wrong++;
+			fprintf(stderr, "wrong: 0x%llx named %s (%s), unstripped: %s\n",
+				(unsigned long long)v[i].lo, v[i].name, func_how__name(v[i].how),
+				elf_file__sym_at(full, v[i].lo, &s) == 0 ? s.name : "(none)");
+		}
+		if (v[i].how == FUNC_DYNSYM)	/* within st_size */
+			CHECK(elf_file__sym_at(stripped, v[i].lo, &s) == 0 && s.value == v[i].lo);
+	}
+	CHECKF(wrong == 0, "%zu wrong names", wrong);
+	printf("named %zu/%zu (luajit %zu, dynsym %zu, symtab %zu), wrong %zu, ircall %s\n", named,
+	       n, byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM], byhow[FUNC_SYMTAB], wrong,
+	       funcs__lj_version(f) ? funcs__lj_version(f) : "none");
+}
+
+/* Addresses past an exported symbol's st_size but inside its FDE are not
+ * given its name by the range list (the symbol covers only its own bytes). */
+static void check_clamp(const struct funcs *f, struct elf_file *ef)
+{
+	const struct func_range *v;
+	struct elf_symbol s;
+	size_t n, i;
+
+	v = funcs__all(f, &n);
+	for (i = 0; i < n; i++) {
+		if (v[i].how != FUNC_DYNSYM && v[i].how != FUNC_SYMTAB)
+			continue;
+		CHECK(elf_file__sym_at(ef, v[i].lo, &s) == 0);
+		if (s.size && v[i].lo + s.size < v[i].hi)
+			CHECK(elf_file__sym_at(ef, v[i].lo + s.size, &s) != 0 ||
+			      s.value > v[i].lo);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *spath = argc > 2 ? argv[1] : "/proc/self/exe";
+	const char *fpath = argc > 2 ? argv[2] : "/proc/self/exe";
+	struct elf_file *stripped = NULL, *full = NULL;
+	struct funcs *f = NULL;
+
+	if (elf_file__open(spath, &stripped) || elf_file__open(fpath, &full)) {
+		fprintf(stderr, "cannot open %s or %s\n", spath, fpath);
+		return 99;
+	}
+	CHECK(funcs__new(stripped, &f) == 0 && f);
+	if (f) {
+		check_shape(f);
+		if (strcmp(spath, fpath) || argc <= 2)
+			check_names(f, stripped, full);
+		else
+			check_names(f, stripped, NULL);
+		check_clamp(f, stripped);
+		if (argc > 3)
+			CHECKF(funcs__lj_version(f) && !strcmp(funcs__lj_version(f), argv[3]),
+			       "IR call table list: %s, expected %s",
+			       funcs__lj_version(f) ? funcs__lj_version(f) : "none", argv[3]);
+		if (argc <= 2)
+			CHECK(!funcs__lj_version(f));
+	}
+	funcs__delete(f);
+	elf_file__delete(stripped);
+	elf_file__delete(full);
+	printf("test_funcs: %d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}
