@@ -280,13 +280,15 @@ static void sym__func(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr,
 		return;
 	si->in_func = 1;
 	si->func_lo = r->lo;
-	if (!r->name)
+	/* A symbol's name never reaches past its st_size: a range named by the
+	 * symbol at its start, but not covered by it here, stays unnamed. */
+	if (!r->name || r->how != FUNC_LUAJIT)
 		return;
 	si->raw_name = r->name;
 	si->name = sym__strdup(s, r->name);
 	si->sym_addr = r->lo;
 	si->offset = vaddr - r->lo;
-	si->recovered = r->how == FUNC_LUAJIT;
+	si->recovered = 1;
 	si->status = SYM_OK;
 }
 

@@ -11,7 +11,9 @@
  * named from LuaJIT's IR call table must be a function of that name in
  * lj_ircall.h's list; VERSION, when given, must be the list that fitted.
  * Also: the ranges are sorted and disjoint, an address inside a range finds
- * that range, and an exported symbol never names a range past its st_size.
+ * that range, an exported symbol never names a range past its st_size, and
+ * the symbolizer names the middle of every range by the range (its
+ * recovered name, else module+0xSTART) where no symbol covers it.
  * Prints "named N/M (luajit K, dynsym D)" for the report of issue 14.
  * Without arguments the test runs on its own binary (unstripped: every
  * range named by .symtab, no IR call table); with STRIPPED and UNSTRIPPED
@@ -24,6 +26,8 @@
 
 #include "symtab/elf.h"
 #include "symtab/funcs.h"
+#include "symtab/objfile.h"
+#include "symtab/symbolize.h"
 #include "tests/unit/check.h"
 
 int failures, checks;
@@ -95,6 +99,58 @@ static void check_clamp(const struct funcs *f, struct elf_file *ef)
 	}
 }
 
+/* The symbolizer names every address of a range as the range says: its
+ * recovered name, else module+0xSTART (START's file offset); a symbol only
+ * within its st_size. */
+static void check_symbolizer(const struct funcs *f, struct elf_file *ef, const char *path)
+{
+	struct symbolizer_opts o = { .no_lines = 1 };
+	struct symbolizer *sy = symbolizer__new(&o);
+	struct objcache *c = objcache__new(NULL);
+	struct objfile *obj = c ? objcache__get(c, path, NULL, 0) : NULL;
+	const struct func_range *v;
+	const struct sym_info *si;
+	struct elf_symbol s;
+	char buf[256], want[256];
+	size_t n, i;
+	uint64_t off;
+
+	CHECK(sy && obj && obj->status == OBJFILE_OK);
+	if (!sy || !obj)
+		goto out;
+	v = funcs__all(f, &n);
+	for (i = 0; i < n; i++) {
+		uint64_t a = v[i].lo + (v[i].hi - v[i].lo) / 2;
+
+		if (symbolizer__obj(sy, obj, a, &si) != 0) {
+			CHECK(0);
+			continue;
+		}
+		if (elf_file__sym_at(ef, a, &s) == 0) {
+			CHECK(si->name && !si->recovered && si->sym_addr == s.value);
+			continue;
+		}
+		CHECK(si->in_func && si->func_lo == v[i].lo);
+		if (v[i].how == FUNC_LUAJIT) {
+			CHECK(si->name && !strcmp(si->name, v[i].name) && si->recovered &&
+			      si->offset == a - v[i].lo);
+			continue;
+		}
+		CHECKF(!si->name, "0x%llx named %s past its symbol", (unsigned long long)a,
+		       si->name);
+		if (elf_file__vaddr_to_offset(ef, a, &off) != 0)
+			continue;
+		((struct sym_info *)si)->file_off = off;	/* as symbolizer__pc sets it */
+		sym_info__format(si, buf, sizeof(buf));
+		elf_file__vaddr_to_offset(ef, v[i].lo, &off);
+		snprintf(want, sizeof(want), "%s+0x%llx", si->module, (unsigned long long)off);
+		CHECKF(!strcmp(buf, want), "%s, expected %s", buf, want);
+	}
+out:
+	symbolizer__delete(sy);
+	objcache__delete(c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *spath = argc > 2 ? argv[1] : "/proc/self/exe";
@@ -114,6 +170,7 @@ int main(int argc, char **argv)
 		else
 			check_names(f, stripped, NULL);
 		check_clamp(f, stripped);
+		check_symbolizer(f, stripped, spath);
 		if (argc > 3)
 			CHECKF(funcs__lj_version(f) && !strcmp(funcs__lj_version(f), argv[3]),
 			       "IR call table list: %s, expected %s",
