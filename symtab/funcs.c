@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
@@ -13,10 +14,13 @@
 #include "symtab/ljnames.h"
 #include "symtab/vec.h"
 
+#define FUNCS_VM_MAX_CALLS	256	/* distinct interpreter call targets followed */
+
 struct funcs {
 	struct func_range *v;
 	size_t n, cap;
 	const char *lj_version;
+	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
 };
 
 static const char *const func_how_names[FUNC__MAX] = {
@@ -96,6 +100,75 @@ static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
 	return 0;
 }
 
+/* The distinct targets (ranges outside the VM that start there) of the
+ * call/jmp rel32 instructions of the VM's code, in the order of their first
+ * appearance.  A byte that only looks like an opcode may add a target: the
+ * list then fits no list of ljvmcall_names.h.  The count, or -E2BIG. */
+static int funcs__vm_targets(struct funcs *f, const uint8_t *c, size_t len, uint64_t lo,
+			     size_t *seq)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i + 5 <= len; i++) {
+		struct func_range *r;
+		int32_t rel;
+		uint64_t t;
+
+		if (c[i] != 0xe8 && c[i] != 0xe9)	/* call rel32, jmp rel32 */
+			continue;
+		memcpy(&rel, c + i + 1, 4);	/* little-endian host (x86_64) */
+		t = lo + i + 5 + (uint64_t)(int64_t)rel;
+		if ((t >= lo && t < lo + len) || !(r = funcs__starting(f, t)))
+			continue;
+		for (k = 0; k < n && seq[k] != (size_t)(r - f->v); k++)
+			;
+		if (k < n)
+			continue;
+		if (n == FUNCS_VM_MAX_CALLS)
+			return -E2BIG;
+		seq[n++] = (size_t)(r - f->v);
+	}
+	return (int)n;
+}
+
+/* Names for the C functions the VM calls (ljnames__vmcalls), once the IR
+ * call table said which LuaJIT source this is. */
+static int funcs__name_vm(struct funcs *f, struct elf_file *ef, const struct ehframe *eh)
+{
+	size_t seq[FUNCS_VM_MAX_CALLS];
+	const char *names[FUNCS_VM_MAX_CALLS];
+	struct ehf_lj_vm vm;
+	uint8_t *code = NULL;
+	int n, i, err = 0;
+
+	if (!f->lj_version || ehframe__find_lj_vm(eh, &vm) != 0 || vm.hi <= vm.lo ||
+	    vm.hi - vm.lo > (64u << 20))
+		goto out;
+	if (!(code = malloc(vm.hi - vm.lo))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (elf_file__read(ef, vm.lo, code, vm.hi - vm.lo) != 0)
+		goto out;
+	n = funcs__vm_targets(f, code, vm.hi - vm.lo, vm.lo, seq);
+	if (n <= 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		names[i] = f->v[seq[i]].name;
+	if (ljnames__vmcalls(f->lj_version, names, (size_t)n) != 0)
+		goto out;
+	f->lj_vmcalls = (size_t)n;
+	for (i = 0; i < n; i++) {
+		if (f->v[seq[i]].how != FUNC_UNNAMED || !names[i])
+			continue;
+		f->v[seq[i]].name = names[i];
+		f->v[seq[i]].how = FUNC_LUAJIT;
+	}
+out:
+	free(code);
+	return err;
+}
+
 /* Name every range: symbols, then LuaJIT's IR call table. */
 static int funcs__name(struct funcs *f, struct elf_file *ef)
 {
@@ -126,6 +199,7 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 	if (!f)
 		goto out;
 	err = 0;
+	memset(&eh, 0, sizeof(eh));
 	if (elf_file__section_data(ef, ".eh_frame", &sec, &data, &size) == 0) {
 		ehframe__init(&eh, data, size, sec.addr);
 		if (elf_file__class(ef) == ELFCLASS32)
@@ -138,6 +212,8 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 		goto out;
 	funcs__sort(f);
 	err = funcs__name(f, ef);
+	if (!err && f->n)
+		err = funcs__name_vm(f, ef, &eh);
 out:
 	if (err) {
 		funcs__delete(f);
@@ -186,4 +262,10 @@ const struct func_range *funcs__all(const struct funcs *f, size_t *n)
 const char *funcs__lj_version(const struct funcs *f)
 {
 	return f->lj_version;
+}
+
+/* Interpreter call targets named from ljvmcall_names.h's list. */
+size_t funcs__lj_vmcalls(const struct funcs *f)
+{
+	return f->lj_vmcalls;
 }

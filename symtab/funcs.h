@@ -9,7 +9,9 @@
  *   1. the symbol (.symtab, else .dynsym) that covers its start, within
  *      its st_size (FUNC_SYMTAB, FUNC_DYNSYM);
  *   2. a LuaJIT function named by the IR call table (symtab/ljnames.h),
- *      when the table points exactly at the range's start (FUNC_LUAJIT);
+ *      when the table points exactly at the range's start, or one the
+ *      interpreter calls, when its calls fit the list of the source the
+ *      IR call table names (ljnames__vmcalls) (FUNC_LUAJIT);
  *   3. none (FUNC_UNNAMED): the caller shows it as module+0xSTART.
  * The symbolizer (symbolize.h) asks for a range only where no symbol covers
  * the address itself.
@@ -52,6 +54,10 @@ const struct func_range *funcs__all(const struct funcs *f, size_t *n);
 
 /* The IR call table's LuaJIT version (ljnames.h), or NULL if none fitted. */
 const char *funcs__lj_version(const struct funcs *f);
+
+/* The interpreter's call targets when they fitted that version's list
+ * (ljnames__vmcalls), else 0. */
+size_t funcs__lj_vmcalls(const struct funcs *f);
 
 const char *func_how__name(enum func_how how);
 

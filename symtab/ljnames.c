@@ -13,6 +13,7 @@
 #include "symtab/vec.h"
 
 #include "symtab/ljircall_names.h"
+#include "symtab/ljvmcall_names.h"
 
 #define LJN_ENTRY	16	/* sizeof(CCallInfo) on 64-bit targets (lj_ircall.h) */
 #define LJN_MIN_LIB	12	/* library entries that must be found at their index */
@@ -23,6 +24,17 @@ static const struct {
 } ljirc_lists[] = {
 	{ "LuaJIT 2.1 (2022-03)", ljirc_upstream_2022 },
 	{ "OpenResty luajit2 2.1-20230119", ljirc_luajit2_20230119 },
+};
+
+#define LJN_MIN_ANCHORS	8	/* interpreter targets already named that must agree */
+
+/* The interpreter's call lists, by the IR call table list of the same source. */
+static const struct {
+	const char *version;
+	const char *const *names;
+} ljvm_lists[] = {
+	{ "LuaJIT 2.1 (2022-03)", ljvm_2_1_2022 },
+	{ "OpenResty luajit2 2.1-20230119", ljvm_2_1_2022 },
 };
 
 /* The C library functions IRCALLDEF names (lj_ircall.h); every other name
@@ -282,4 +294,46 @@ int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *na
 out:
 	free(r.v);
 	return err;
+}
+
+/* Is name one of the '|'-separated alternatives of entry? */
+static int ljn__alt(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = entry, *bar;
+
+	for (;;) {
+		bar = strchr(p, '|');
+		if ((size_t)((bar ? bar : p + strlen(p)) - p) == n && !strncmp(p, name, n))
+			return 1;
+		if (!bar)
+			return 0;
+		p = bar + 1;
+	}
+}
+
+/* Name the interpreter's call targets; see ljnames.h. */
+int ljnames__vmcalls(const char *version, const char **names, size_t n)
+{
+	const char *const *list = NULL;
+	size_t k, i, anchors = 0;
+
+	for (k = 0; version && k < sizeof(ljvm_lists) / sizeof(ljvm_lists[0]); k++)
+		if (!strcmp(version, ljvm_lists[k].version))
+			list = ljvm_lists[k].names;
+	if (!list)
+		return -ENOENT;
+	for (i = 0; i < n && list[i]; i++) {
+		if (!names[i])
+			continue;
+		if (!ljn__alt(list[i], names[i]))
+			return -ENOENT;	/* another order: another source or build */
+		anchors++;
+	}
+	if (i != n || list[i] || anchors < LJN_MIN_ANCHORS)
+		return -ENOENT;
+	for (i = 0; i < n; i++)
+		if (!names[i] && !strchr(list[i], '|'))
+			names[i] = list[i];
+	return 0;
 }

@@ -9,7 +9,8 @@
  * FDE range of STRIPPED that gets a name must be named, in UNSTRIPPED's
  * .symtab, by the symbol that starts there (0 wrong names); every range
  * named from LuaJIT's IR call table must be a function of that name in
- * lj_ircall.h's list; VERSION, when given, must be the list that fitted.
+ * lj_ircall.h's list; VERSION, when given, must be the list that fitted,
+ * and the interpreter's calls must fit that source's ljvmcall_names.h list.
  * Also: the ranges are sorted and disjoint, an address inside a range finds
  * that range, an exported symbol never names a range past its st_size, and
  * the symbolizer names the middle of every range by the range (its
@@ -20,12 +21,14 @@
  * the same file (a stripped build that has no twin), the names are only
  * counted.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "symtab/elf.h"
 #include "symtab/funcs.h"
+#include "symtab/ljnames.h"
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
 #include "tests/unit/check.h"
@@ -75,9 +78,10 @@ static void check_names(const struct funcs *f, struct elf_file *stripped, struct
 			CHECK(elf_file__sym_at(stripped, v[i].lo, &s) == 0 && s.value == v[i].lo);
 	}
 	CHECKF(wrong == 0, "%zu wrong names", wrong);
-	printf("named %zu/%zu (luajit %zu, dynsym %zu, symtab %zu), wrong %zu, ircall %s\n", named,
-	       n, byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM], byhow[FUNC_SYMTAB], wrong,
-	       funcs__lj_version(f) ? funcs__lj_version(f) : "none");
+	printf("named %zu/%zu (luajit %zu, dynsym %zu, symtab %zu), wrong %zu, ircall %s, "
+	       "vm calls %zu\n", named, n, byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM],
+	       byhow[FUNC_SYMTAB], wrong, funcs__lj_version(f) ? funcs__lj_version(f) : "none",
+	       funcs__lj_vmcalls(f));
 }
 
 /* Addresses past an exported symbol's st_size but inside its FDE are not
@@ -132,8 +136,9 @@ static void check_symbolizer(const struct funcs *f, struct elf_file *ef, const c
 		}
 		CHECK(si->in_func && si->func_lo == v[i].lo);
 		if (v[i].how == FUNC_LUAJIT) {
-			CHECK(si->name && !strcmp(si->name, v[i].name) && si->recovered &&
-			      si->offset == a - v[i].lo);
+			CHECKF(si->name && !strcmp(si->name, v[i].name) && si->recovered &&
+			       si->offset == a - v[i].lo, "0x%llx: %s, range %s",
+			       (unsigned long long)a, si->name ? si->name : "(none)", v[i].name);
 			continue;
 		}
 		CHECKF(!si->name, "0x%llx named %s past its symbol", (unsigned long long)a,
@@ -151,6 +156,50 @@ out:
 	objcache__delete(c);
 }
 
+/* ljnames__vmcalls on made-up target lists: the anchors must agree and be
+ * enough, the length must be the list's, an "a|b" entry names nothing. */
+static void check_vmcalls(void)
+{
+	const char *v = "LuaJIT 2.1 (2022-03)", *names[64], *orig[64];
+	size_t n, i;
+
+	/* the list itself, through the function: all 43 named, every 4th known */
+	for (n = 0; n < 64; n++)
+		names[n] = "?";
+	CHECK(ljnames__vmcalls(v, names, 43) == -ENOENT);	/* "?" agrees with nothing */
+	for (i = 0; i < 43; i++)
+		names[i] = NULL;
+	CHECK(ljnames__vmcalls(v, names, 43) == -ENOENT);	/* no anchors */
+	names[0] = "lj_tab_len";
+	names[8] = "lj_tab_newkey";
+	names[28] = "lj_str_new";
+	names[30] = "lj_buf_tostr";
+	names[2] = "lj_gc_barrieruv";
+	names[7] = "lj_tab_dup";
+	names[25] = "lj_strfmt_num";
+	CHECK(ljnames__vmcalls(v, names, 43) == -ENOENT);	/* 7 anchors < 8 */
+	names[29] = "lj_buf_putstr_reverse";
+	memcpy(orig, names, sizeof(names));
+	CHECK(ljnames__vmcalls(v, names, 42) == -ENOENT);	/* another length */
+	CHECK(!memcmp(orig, names, sizeof(names)));
+	CHECK(ljnames__vmcalls("LuaJIT 9", names, 43) == -ENOENT);
+	CHECK(ljnames__vmcalls(v, names, 43) == 0);
+	CHECK(names[16] && !strcmp(names[16], "lj_meta_comp"));
+	CHECK(names[33] && !strcmp(names[33], "lj_gc_step"));
+	for (i = 0; i < 43; i++)
+		CHECK(names[i] != NULL || i == 25);
+	memcpy(names, orig, sizeof(names));
+	names[25] = "lj_strfmt_number";	/* the other alternative */
+	CHECK(ljnames__vmcalls(v, names, 43) == 0);
+	memcpy(names, orig, sizeof(names));
+	names[25] = NULL;		/* unknown there: stays unnamed */
+	names[31] = "lj_buf_putstr_lower";
+	CHECK(ljnames__vmcalls(v, names, 43) == 0 && names[25] == NULL);
+	memcpy(names, orig, sizeof(names));
+	names[16] = "lj_meta_equal";	/* out of order */
+	CHECK(ljnames__vmcalls(v, names, 43) == -ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	const char *spath = argc > 2 ? argv[1] : "/proc/self/exe";
@@ -162,6 +211,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot open %s or %s\n", spath, fpath);
 		return 99;
 	}
+	check_vmcalls();
 	CHECK(funcs__new(stripped, &f) == 0 && f);
 	if (f) {
 		check_shape(f);
@@ -171,6 +221,8 @@ int main(int argc, char **argv)
 			check_names(f, stripped, NULL);
 		check_clamp(f, stripped);
 		check_symbolizer(f, stripped, spath);
+		if (argc > 3)	/* the interpreter's calls fitted that source's list */
+			CHECKF(funcs__lj_vmcalls(f) >= 40, "%zu vm calls", funcs__lj_vmcalls(f));
 		if (argc > 3)
 			CHECKF(funcs__lj_version(f) && !strcmp(funcs__lj_version(f), argv[3]),
 			       "IR call table list: %s, expected %s",
