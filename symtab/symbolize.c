@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "symtab/elf.h"
+#include "symtab/funcs.h"
 #include "symtab/intmap.h"
 #include "symtab/symbolize.h"
 
@@ -31,6 +32,8 @@ struct sym_obj {
 	int dbg_state;		/* 0 not tried, 1 open, -1 none */
 	bfd *abfd;		/* for lines, or NULL */
 	int bfd_state;		/* 0 not tried, 1 open, -1 none */
+	struct funcs *funcs;	/* FDE ranges of the binary, or NULL */
+	int funcs_state;	/* 0 not tried, 1 built, -1 none */
 	asection **secs;	/* allocated sections of abfd */
 	size_t nsecs;
 	struct intmap cache;	/* vaddr -> struct sym_info * */
@@ -217,6 +220,7 @@ static void sym_obj__delete(struct sym_obj *so)
 	if (so->abfd)
 		bfd_close(so->abfd);
 	elf_file__delete(so->dbg);
+	funcs__delete(so->funcs);
 	free(so->secs);
 	intmap__exit(&so->cache);
 	free(so);
@@ -261,6 +265,30 @@ static void sym__symbol(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr
 	si->name = sym__name(s, sym.name);
 	si->sym_addr = sym.value;
 	si->offset = vaddr - sym.value;
+	si->status = SYM_OK;
+}
+
+/* No symbol at vaddr: the FDE range around it, named or not (funcs.h). */
+static void sym__func(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr,
+		      struct sym_info *si)
+{
+	const struct func_range *r;
+
+	if (!so->funcs_state)
+		so->funcs_state = so->obj->ef && funcs__new(so->obj->ef, &so->funcs) == 0 ? 1 : -1;
+	if (so->funcs_state < 0 || !(r = funcs__at(so->funcs, vaddr)))
+		return;
+	si->in_func = 1;
+	si->func_lo = r->lo;
+	/* A symbol's name never reaches past its st_size: a range named by the
+	 * symbol at its start, but not covered by it here, stays unnamed. */
+	if (!r->name || r->how != FUNC_LUAJIT)
+		return;
+	si->raw_name = r->name;
+	si->name = sym__strdup(s, r->name);
+	si->sym_addr = r->lo;
+	si->offset = vaddr - r->lo;
+	si->recovered = 1;
 	si->status = SYM_OK;
 }
 
@@ -322,6 +350,8 @@ static int sym__resolve(struct symbolizer *s, struct objfile *obj, uint64_t vadd
 	if (obj->status != OBJFILE_OK && !obj->debug)
 		return 0;
 	sym__symbol(s, so, vaddr, si);
+	if (si->status != SYM_OK && obj->status == OBJFILE_OK)
+		sym__func(s, so, vaddr, si);
 	if (si->status != SYM_OK && obj->status != OBJFILE_OK)
 		si->status = SYM_NO_OBJECT;
 	if (!s->opts.no_lines)
@@ -420,6 +450,9 @@ int sym_info__format(const struct sym_info *si, char *buf, size_t size)
 		return snprintf(buf, size, "%s+0x%llx", si->name, (unsigned long long)si->offset);
 	if (si->status == SYM_NO_MAPPING)
 		return snprintf(buf, size, "[unknown]+0x%llx", (unsigned long long)si->vaddr);
+	if (si->in_func && si->file_off >= si->vaddr - si->func_lo)	/* the function's start */
+		return snprintf(buf, size, "%s+0x%llx", si->module && si->module[0] ? si->module : "[anon]",
+				(unsigned long long)(si->file_off - (si->vaddr - si->func_lo)));
 	return snprintf(buf, size, "%s+0x%llx", si->module && si->module[0] ? si->module : "[anon]",
 			(unsigned long long)(si->status == SYM_ANON ? si->vaddr : si->file_off));
 }

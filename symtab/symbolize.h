@@ -7,7 +7,10 @@
  * separate debug file's .symtab, else from its .dynsym.  File, line and the
  * chain of inlined functions come from libbfd (bfd_find_nearest_line and
  * bfd_find_inliner_info) over the debug file, or the object itself when it
- * carries DWARF.  C++ and Rust names are demangled with bfd_demangle.  Every
+ * carries DWARF.  Where no symbol covers an address, the function around it
+ * is its .eh_frame FDE (symtab/funcs.h): named by LuaJIT's IR call table when
+ * it is one of LuaJIT's, else shown by its start (module+0xSTART), so that
+ * one function is one frame.  C++ and Rust names are demangled with bfd_demangle.  Every
  * answer is cached per (object, address): a report asks about the same few
  * thousand pcs millions of times.  Results point into the symbolizer and stay
  * valid until symbolizer__delete.  Not thread-safe (nor is libbfd).
@@ -53,6 +56,9 @@ struct sym_info {
 	uint64_t file_off;	/* file offset of the address (from the mapping) */
 	uint8_t bias_guessed;	/* binary missing: vaddr assumed = file offset */
 	uint8_t from_debug;	/* symbol came from the separate debug file */
+	uint8_t in_func;	/* no symbol: the address is in the FDE range at func_lo */
+	uint8_t recovered;	/* name recovered without a symbol (symtab/funcs.h) */
+	uint64_t func_lo;	/* start (link-time) of that range */
 	const struct sym_line *lines;	/* innermost first: lines[0] is the code at the
 					 * address (maybe inlined), lines[n-1] the function
 					 * that contains it, at the call site of lines[n-2] */
@@ -94,7 +100,8 @@ int symbolizer__pc(struct symbolizer *s, const struct procmap *pm, uint64_t pc, 
 /* Demangle a C++/Rust name (malloc'd result, or NULL if not mangled). */
 char *symbolizer__demangle(const char *name);
 
-/* Format "name+0xoff" (or "module+0xfileoff" without a symbol) into buf.
+/* Format "name+0xoff" (or "module+0xfileoff" without a symbol, the file
+ * offset of the function's start when in_func) into buf.
  * Returns the length snprintf would have written. */
 int sym_info__format(const struct sym_info *si, char *buf, size_t size);
 

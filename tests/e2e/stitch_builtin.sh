@@ -7,7 +7,8 @@
 #
 # Ground truth: gdb stopped in getenv, which cb calls once through
 # os.getenv; the native frames below getenv's caller are the stack cb runs
-# on, named like ljsnap names them (symbol, else luajit+0xOFFSET of pc - 1).
+# on, named like ljsnap names them (symbol, else luajit+0xSTART, START the
+# first address of the FDE that holds pc - 1).
 # Which of them are VM frames: the .eh_frame FDE (readelf) that covers the
 # frame lua_pcall calls (lj_vm_pcall) covers the interpreter; the test
 # asserts the structure: lua_cpcall -> VM -> C (pmain, docall) -> lua_pcall

@@ -15,8 +15,8 @@
 #   - native frames: gdb's backtrace of the same binary at a breakpoint in each
 #     branch (spin_inner, lhost_ffi_spin, lua_call from c_call_back and from
 #     table.sort), every frame named like ljsnap names it: its symbol, or
-#     FILE+0xOFFSET (pc - 1 - load address for return addresses) in the
-#     stripped libluajit; after lua_call, gdb steps into the VM and reads the
+#     FILE+0xSTART (START: the FDE that holds pc - 1 - load address for
+#     return addresses) in the stripped libluajit; after lua_call, gdb steps into the VM and reads the
 #     return address on top of the stack: when it is lua_call's caller,
 #     lua_call tail-jumped to the VM (Debian's build does), so no lua_call frame
 #     exists while callback_lua runs, and none is expected;

@@ -5,11 +5,25 @@
 
 # gdb_helper: write $TMPD/gt.py, the gdb side: one line per ground-truth
 # stack, "GT tag tail frames" with the frames root first, named like ljsnap
-# names them (the symbol, else FILE+0xOFFSET of pc - 1 for a return address,
-# OFFSET from the file's lowest mapping).
+# names them (the symbol, else FILE+0xSTART of the function holding pc - 1
+# for a return address: START its .eh_frame FDE's first address as readelf
+# reads it, an offset from the file's lowest mapping, as symtab/funcs.h does).
 gdb_helper() {
 	cat > "$TMPD/gt.py" <<'EOF'
-import gdb, os
+import gdb, os, re, subprocess
+
+lh_fdes = {}
+
+def lh_fde_start(path, off):
+    """The first address of the FDE that covers off (link-time), or off."""
+    if path not in lh_fdes:
+        out = subprocess.run(["readelf", "-wf", path], capture_output=True, text=True).stdout
+        lh_fdes[path] = [(int(a, 16), int(b, 16))
+                         for a, b in re.findall(r"FDE .*pc=([0-9a-f]+)\.\.([0-9a-f]+)", out)]
+    for lo, hi in lh_fdes[path]:
+        if lo <= off < hi:
+            return lo
+    return off
 
 def lh_maps():
     out = []
@@ -26,7 +40,7 @@ def lh_name(f, lvl, maps):
     for lo, hi, path in maps:
         if lo <= pc < hi:
             base = min(m[0] for m in maps if m[2] == path)
-            return "%s+0x%x" % (os.path.basename(path), pc - base)
+            return "%s+0x%x" % (os.path.basename(path), lh_fde_start(path, pc - base))
     return "0x%x" % pc
 
 def lh_frames():

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * funcs.c -- function ranges from .eh_frame FDEs, named by symbols or by
+ * LuaJIT's IR call table.  See funcs.h.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab/ehframe.h"
+#include "symtab/elf.h"
+#include "symtab/funcs.h"
+#include "symtab/ljnames.h"
+#include "symtab/vec.h"
+
+#define FUNCS_VM_MAX_CALLS	256	/* distinct interpreter call targets followed */
+
+struct funcs {
+	struct func_range *v;
+	size_t n, cap;
+	const char *lj_version;
+	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
+};
+
+static const char *const func_how_names[FUNC__MAX] = {
+	"unnamed", "symtab", "dynsym", "luajit",
+};
+
+/* Name of a naming source. */
+const char *func_how__name(enum func_how how)
+{
+	return (unsigned)how < FUNC__MAX ? func_how_names[how] : "?";
+}
+
+/* Collect one FDE's range. */
+static int funcs__fde_cb(const struct ehf_fde *fde, const struct ehf_cie *cie, void *arg)
+{
+	struct funcs *f = arg;
+	int err;
+
+	(void)cie;
+	if (fde->pc_hi <= fde->pc_lo || !fde->pc_lo)
+		return 0;
+	if ((err = VEC_GROW(f->v, &f->cap, f->n + 1)) != 0)
+		return err;
+	f->v[f->n].lo = fde->pc_lo;
+	f->v[f->n].hi = fde->pc_hi;
+	f->v[f->n].name = NULL;
+	f->v[f->n].how = FUNC_UNNAMED;
+	f->n++;
+	return 0;
+}
+
+/* Order ranges by start, the longer first. */
+static int func_range__cmp(const void *a, const void *b)
+{
+	const struct func_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+/* Sort, drop duplicates, cut overlaps. */
+static void funcs__sort(struct funcs *f)
+{
+	size_t i, w = 0;
+
+	if (!f->n)
+		return;
+	qsort(f->v, f->n, sizeof(*f->v), func_range__cmp);
+	for (i = 1; i < f->n; i++) {
+		if (f->v[i].lo == f->v[w].lo)
+			continue;
+		if (f->v[w].hi > f->v[i].lo)
+			f->v[w].hi = f->v[i].lo;
+		f->v[++w] = f->v[i];
+	}
+	f->n = w + 1;
+}
+
+/* The range that starts exactly at addr, or NULL. */
+static struct func_range *funcs__starting(struct funcs *f, uint64_t addr)
+{
+	struct func_range *r = (struct func_range *)funcs__at(f, addr);
+
+	return r && r->lo == addr ? r : NULL;
+}
+
+/* A name from the IR call table, for a range no symbol names. */
+static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
+{
+	struct func_range *r = funcs__starting(arg, addr);
+
+	if (r && r->how == FUNC_UNNAMED) {
+		r->name = name;
+		r->how = FUNC_LUAJIT;
+	}
+	return 0;
+}
+
+/* The distinct targets (ranges outside the VM that start there) of the
+ * call/jmp rel32 instructions of the VM's code, in the order of their first
+ * appearance.  A byte that only looks like an opcode may add a target: the
+ * list then fits no list of ljvmcall_names.h.  The count, or -E2BIG. */
+static int funcs__vm_targets(struct funcs *f, const uint8_t *c, size_t len, uint64_t lo,
+			     size_t *seq)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i + 5 <= len; i++) {
+		struct func_range *r;
+		int32_t rel;
+		uint64_t t;
+
+		if (c[i] != 0xe8 && c[i] != 0xe9)	/* call rel32, jmp rel32 */
+			continue;
+		memcpy(&rel, c + i + 1, 4);	/* little-endian host (x86_64) */
+		t = lo + i + 5 + (uint64_t)(int64_t)rel;
+		if ((t >= lo && t < lo + len) || !(r = funcs__starting(f, t)))
+			continue;
+		for (k = 0; k < n && seq[k] != (size_t)(r - f->v); k++)
+			;
+		if (k < n)
+			continue;
+		if (n == FUNCS_VM_MAX_CALLS)
+			return -E2BIG;
+		seq[n++] = (size_t)(r - f->v);
+	}
+	return (int)n;
+}
+
+/* Names for the C functions the VM calls (ljnames__vmcalls), once the IR
+ * call table said which LuaJIT source this is. */
+static int funcs__name_vm(struct funcs *f, struct elf_file *ef, const struct ehframe *eh)
+{
+	size_t seq[FUNCS_VM_MAX_CALLS];
+	const char *names[FUNCS_VM_MAX_CALLS];
+	struct ehf_lj_vm vm;
+	uint8_t *code = NULL;
+	int n, i, err = 0;
+
+	if (!f->lj_version || ehframe__find_lj_vm(eh, &vm) != 0 || vm.hi <= vm.lo ||
+	    vm.hi - vm.lo > (64u << 20))
+		goto out;
+	if (!(code = malloc(vm.hi - vm.lo))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (elf_file__read(ef, vm.lo, code, vm.hi - vm.lo) != 0)
+		goto out;
+	n = funcs__vm_targets(f, code, vm.hi - vm.lo, vm.lo, seq);
+	if (n <= 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		names[i] = f->v[seq[i]].name;
+	if (ljnames__vmcalls(f->lj_version, names, (size_t)n) != 0)
+		goto out;
+	f->lj_vmcalls = (size_t)n;
+	for (i = 0; i < n; i++) {
+		if (f->v[seq[i]].how != FUNC_UNNAMED || !names[i])
+			continue;
+		f->v[seq[i]].name = names[i];
+		f->v[seq[i]].how = FUNC_LUAJIT;
+	}
+out:
+	free(code);
+	return err;
+}
+
+/* Name every range: symbols, then LuaJIT's IR call table. */
+static int funcs__name(struct funcs *f, struct elf_file *ef)
+{
+	struct elf_symbol s;
+	size_t i;
+	int err;
+
+	for (i = 0; i < f->n; i++) {
+		if (elf_file__sym_at(ef, f->v[i].lo, &s) != 0 || s.value != f->v[i].lo)
+			continue;
+		f->v[i].name = s.name;
+		f->v[i].how = s.dynamic && !elf_file__has_symtab(ef) ? FUNC_DYNSYM : FUNC_SYMTAB;
+	}
+	err = ljnames__ircall(ef, funcs__lj_cb, f, &f->lj_version);
+	return err == -ENOENT ? 0 : err;
+}
+
+/* Build the ranges of an ELF file. */
+int funcs__new(struct elf_file *ef, struct funcs **out)
+{
+	struct funcs *f = calloc(1, sizeof(*f));
+	struct elf_section sec;
+	struct ehframe eh;
+	const uint8_t *data;
+	size_t size;
+	int err = -ENOMEM;
+
+	if (!f)
+		goto out;
+	err = 0;
+	memset(&eh, 0, sizeof(eh));
+	if (elf_file__section_data(ef, ".eh_frame", &sec, &data, &size) == 0) {
+		ehframe__init(&eh, data, size, sec.addr);
+		if (elf_file__class(ef) == ELFCLASS32)
+			eh.addr_size = 4;
+		err = ehframe__foreach_fde(&eh, funcs__fde_cb, f);
+		if (err == -EINVAL)
+			err = 0;	/* keep what came before the bad record */
+	}
+	if (err)
+		goto out;
+	funcs__sort(f);
+	err = funcs__name(f, ef);
+	if (!err && f->n)
+		err = funcs__name_vm(f, ef, &eh);
+out:
+	if (err) {
+		funcs__delete(f);
+		f = NULL;
+	}
+	*out = f;
+	return err;
+}
+
+/* Free the ranges. */
+void funcs__delete(struct funcs *f)
+{
+	if (!f)
+		return;
+	free(f->v);
+	free(f);
+}
+
+/* The range containing vaddr. */
+const struct func_range *funcs__at(const struct funcs *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi = f->n;
+
+	/* Upper bound: the first range that starts after vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->v[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= f->v[lo - 1].hi)
+		return NULL;
+	return &f->v[lo - 1];
+}
+
+/* All ranges. */
+const struct func_range *funcs__all(const struct funcs *f, size_t *n)
+{
+	*n = f->n;
+	return f->v;
+}
+
+/* The IR call table's version. */
+const char *funcs__lj_version(const struct funcs *f)
+{
+	return f->lj_version;
+}
+
+/* Interpreter call targets named from ljvmcall_names.h's list. */
+size_t funcs__lj_vmcalls(const struct funcs *f)
+{
+	return f->lj_vmcalls;
+}

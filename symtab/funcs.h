@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * funcs.h -- the functions of an ELF file: one range per .eh_frame FDE,
+ * each given the best name there is without debug information.
+ *
+ * A native frame is named by the function that contains its pc, never by
+ * the pc: the ranges are the FDEs' [pc_lo, pc_hi) (sorted; an overlap is
+ * cut where the next range starts).  Each range's name is, in this order:
+ *   1. the symbol (.symtab, else .dynsym) that covers its start, within
+ *      its st_size (FUNC_SYMTAB, FUNC_DYNSYM);
+ *   2. a LuaJIT function named by the IR call table (symtab/ljnames.h),
+ *      when the table points exactly at the range's start, or one the
+ *      interpreter calls, when its calls fit the list of the source the
+ *      IR call table names (ljnames__vmcalls) (FUNC_LUAJIT);
+ *   3. none (FUNC_UNNAMED): the caller shows it as module+0xSTART.
+ * The symbolizer (symbolize.h) asks for a range only where no symbol covers
+ * the address itself.
+ */
+#ifndef LJSNAP_SYMTAB_FUNCS_H
+#define LJSNAP_SYMTAB_FUNCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+enum func_how {
+	FUNC_UNNAMED = 0,
+	FUNC_SYMTAB,
+	FUNC_DYNSYM,
+	FUNC_LUAJIT,
+	FUNC__MAX
+};
+
+struct func_range {
+	uint64_t lo, hi;	/* [lo, hi), link-time addresses */
+	const char *name;	/* owned by the elf_file or static; NULL if unnamed */
+	enum func_how how;
+};
+
+struct funcs;
+
+/* The ranges of ef (which must outlive them).  A file without .eh_frame
+ * has none.  0, -ENOMEM, or -EINVAL when .eh_frame is malformed (the
+ * ranges read before the bad record are kept: still 0). */
+int funcs__new(struct elf_file *ef, struct funcs **out);
+void funcs__delete(struct funcs *f);
+
+/* The range containing vaddr, or NULL. */
+const struct func_range *funcs__at(const struct funcs *f, uint64_t vaddr);
+
+/* All ranges in address order (*n set to their count). */
+const struct func_range *funcs__all(const struct funcs *f, size_t *n);
+
+/* The IR call table's LuaJIT version (ljnames.h), or NULL if none fitted. */
+const char *funcs__lj_version(const struct funcs *f);
+
+/* The interpreter's call targets when they fitted that version's list
+ * (ljnames__vmcalls), else 0. */
+size_t funcs__lj_vmcalls(const struct funcs *f);
+
+const char *func_how__name(enum func_how how);
+
+#endif /* LJSNAP_SYMTAB_FUNCS_H */

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# E2E: names of LuaJIT's own C functions in a stripped build (issue 14,
+# part 2; symtab/funcs.h).  For upstream LuaJIT (variant up-nogc64) and
+# OpenResty's luajit2 (or-dualnum), both built with symbols from Debian's
+# sources by tests/variants/prepare.sh: an `objcopy --strip-all` copy (same
+# build id), named luajit, runs tests/lua/names_cheavy.lua (string
+# interning, table resizing, GC, string.format, table.sort) under `ljsnap
+# record`; the capture is reported as is and with the unstripped twin put
+# in the stripped file's place (--sysroot), so both views name the very
+# same samples.
+#
+# Ground truth (tests/e2e/names_check.py, binutils only): every luajit
+# frame of the stripped run that has a name (each distinct frame, at an
+# address it was sampled at) is named by the unstripped file's symbol
+# covering that address (nm -S); every unnamed one is luajit+0xSTART with
+# START the first address of the FDE holding it (readelf -wf): one frame
+# per function, never one per address; the leaf shares of the top 5
+# internal functions in the twin's view are within 3 points in the
+# stripped view (by name, or by that function's luajit+0xSTART).
+#
+# The share of samples whose leaf is an unnamed luajit frame is printed
+# and must stay under NAMES_MAX_UNNAMED (default 60, percent): LuaJIT's
+# static functions (gc_sweepstr, hash_sparse, auxsort, ...) have no name
+# without symbols; issue 14's target of 5% is not met yet.
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/variants/lib.sh"
+need_bpf
+need_prog objcopy binutils
+need_prog readelf binutils
+need_prog nm binutils
+need_prog python3 python3
+SECS=${NAMES_SECONDS:-2}
+MAXUN=${NAMES_MAX_UNNAMED:-60}
+SCRIPT=$top_srcdir/tests/lua/names_cheavy.lua
+
+# run V: record the stripped copy of variant V and report it twice: as is,
+# and with the unstripped twin in its place (--sysroot: same build id, so
+# the same samples are named from full symbols; the rest of the system is
+# reached through symlinks)
+run() {
+	bin=$TMPD/$1/strip/luajit
+	cap=$TMPD/$1.ljsnap
+	sys=$TMPD/$1/sysroot
+	"$LJSNAP" record -q -F 499 -o "$cap" -- "$bin" "$SCRIPT" "$SECS" \
+		> "$TMPD/$1.out" 2> "$TMPD/$1.err" ||
+		{ cat "$TMPD/$1.err" >&2; fail "$1: ljsnap record failed"; }
+	grep -q '^ROUNDS ' "$TMPD/$1.out" || fail "$1: the workload did not finish"
+	"$LJSNAP" report -f folded --no-kernel "$cap" > "$TMPD/$1.strip.folded" 2> /dev/null ||
+		fail "$1: ljsnap report -f folded failed"
+	"$LJSNAP" report -f pprof -o "$TMPD/$1.strip.pb.gz" "$cap" 2> /dev/null ||
+		fail "$1: ljsnap report -f pprof failed"
+	mkdir -p "$sys$(dirname "$bin")"
+	cp "$TMPD/$1/full/luajit" "$sys$bin"
+	for d in usr lib lib64; do [ -e "/$d" ] && ln -s "$(readlink -f "/$d")" "$sys/$d"; done
+	"$LJSNAP" report -f folded --no-kernel --sysroot "$sys" "$cap" > "$TMPD/$1.full.folded" \
+		2> /dev/null || fail "$1: ljsnap report --sysroot failed"
+}
+
+for v in up-nogc64 or-dualnum; do
+	dir=$(variant "$v") || exit 1
+	mkdir -p "$TMPD/$v/strip" "$TMPD/$v/full"
+	cp "$dir/luajit" "$TMPD/$v/full/luajit"
+	objcopy --strip-all "$dir/luajit" "$TMPD/$v/strip/luajit" || fail "$v: objcopy failed"
+	[ "$(readelf -n "$TMPD/$v/strip/luajit" | grep 'Build ID')" = \
+	  "$(readelf -n "$dir/luajit" | grep 'Build ID')" ] || fail "$v: the stripped copy lost its build id"
+	run "$v"
+	grep -q ';lj_str_new[; ]' "$TMPD/$v.full.folded" ||
+		fail "$v: the report with the unstripped twin has no lj_str_new (twin not used?)"
+	python3 "$top_srcdir/tests/e2e/names_check.py" "$TMPD/$v/strip/luajit" \
+		"$TMPD/$v/full/luajit" "$TMPD/$v.strip.pb.gz" "$TMPD/$v.strip.folded" \
+		"$TMPD/$v.full.folded" > "$TMPD/$v.check" || fail "$v: names_check.py failed"
+	sed "s/^/# $v: /" "$TMPD/$v.check"
+	r=$TMPD/$v.check
+	[ "$(value wrong "$r")" = 0 ] || fail "$v: $(value wrong "$r") wrong names"
+	[ "$(value notstart "$r")" = 0 ] || fail "$v: $(value notstart "$r") frames named per address"
+	assert_ge "$(value named "$r")" 5 "$v: named luajit frames"
+	un=$(value unnamed_pct "$r")
+	awk -v u="$un" -v m="$MAXUN" 'BEGIN { exit !(u <= m) }' ||
+		fail "$v: $un% of the samples end in an unnamed luajit frame (> $MAXUN%)"
+	awk '$1 == "leaf" { d = $3 - $4; if (d < 0) d = -d; n++; if (d > 3) { print; bad++ } }
+	     END { exit !(n >= 3 && !bad) }' "$r" ||
+		fail "$v: top internal leaf shares differ by more than 3 points (or fewer than 3)"
+done
+echo "PASS"

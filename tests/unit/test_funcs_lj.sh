@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Function names without debug symbols (symtab/funcs.h) for two LuaJIT
+# builds, checked offline against their unstripped twins: upstream LuaJIT
+# (the up-nogc64 variant) and OpenResty's luajit2 (or-dualnum), both built
+# from Debian's sources with symbols by tests/variants/prepare.sh.  Each is
+# copied with `objcopy --strip-all` (the build id stays) and
+# tests/unit/test_funcs checks every name the stripped copy gets against
+# the unstripped file's .symtab.  Also Debian's own /usr/bin/luajit, when
+# installed, must fit the upstream IR call table list (no twin: shape only).
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+T=$top_builddir/tests/unit/test_funcs
+TMPD=$(mktemp -d /tmp/ljsnap-funcs.XXXXXX)
+trap 'rm -rf "$TMPD"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v objcopy >/dev/null 2>&1 || fail "objcopy (binutils) is not installed"
+. "$top_srcdir/tests/variants/lib.sh"
+rc=0
+for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-20230119"; do
+	v=${pair%%:*}
+	dir=$(variant "$v") || exit 1
+	objcopy --strip-all "$dir/luajit" "$TMPD/$v" || fail "objcopy $v"
+	echo "# $v"
+	"$T" "$TMPD/$v" "$dir/luajit" "${pair#*:}" || rc=1
+done
+if [ -x /usr/bin/luajit ]; then
+	lj=$(readlink -f /usr/bin/luajit)
+	echo "# $lj"
+	"$T" "$lj" "$lj" "LuaJIT 2.1 (2022-03)" || rc=1
+fi
+exit $rc
