@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * embed.c -- the copies of mapped ELF files in a capture; see embed.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "daemon/embed.h"
+#include "symtab/buildid.h"
+#include "symtab/elf.h"
+#include "unwind/detect/ljdetect.h"
+#include "unwind/pipeline.h"
+
+#define EMBED_RAW_MAX	(1ull << 32)	/* section bytes a record may claim */
+
+/* Monotonic ns. */
+static uint64_t embed__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* FNV-1a of a build id: the key of the set of build ids embedded. */
+static uint64_t embed__key(const uint8_t *id, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ id[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Set up the recorder's copies. */
+void embedder__init(struct embedder *e, int off, int debug_info)
+{
+	memset(e, 0, sizeof(*e));
+	intmap__init(&e->seen);
+	e->off = off;
+	e->what = ELFCOPY_UNWIND | ELFCOPY_SYMBOLS | (debug_info ? ELFCOPY_DEBUG : 0);
+}
+
+/* Free the set. */
+void embedder__exit(struct embedder *e)
+{
+	intmap__exit(&e->seen);
+}
+
+/* Open the file mapped at m in pid whose build id is m's; -1 if none. */
+static int embed__open(uint32_t pid, const struct lj_mapping *m)
+{
+	char cand[3][4200];
+	uint8_t id[BUILDID_MAX];
+	size_t i, len = strlen(m->path), dl = strlen(" (deleted)");
+	int fd = -1;
+
+	if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
+		len -= dl;
+	snprintf(cand[0], sizeof(cand[0]), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	snprintf(cand[1], sizeof(cand[1]), "/proc/%u/root%.*s", pid, (int)len, m->path);
+	snprintf(cand[2], sizeof(cand[2]), "%.*s", (int)len, m->path);
+	for (i = 0; i < 3 && fd < 0; i++) {
+		struct elf_file *ef = NULL;
+		int n;
+
+		if (elf_file__open(cand[i], &ef) != 0)
+			continue;
+		n = elf_file__build_id(ef, id, sizeof(id));
+		if (n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n))
+			fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		elf_file__delete(ef);
+	}
+	return fd;
+}
+
+/* Write the EMBED record of one copy; see embed.h. */
+int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *path,
+		    const uint8_t *id, size_t n, const struct elfcopy *c)
+{
+	struct snapfile_embed r = { 0 };
+	uint8_t *ext = NULL, *z = NULL;
+	size_t i, k, zcap, zlen;
+	int err = -ENOMEM;
+
+	ext = malloc(c->n ? c->n * 16 : 1);
+	zcap = ZSTD_compressBound(c->len);
+	z = malloc(zcap ? zcap : 1);
+	if (!ext || !z)
+		goto out;
+	for (i = 0; i < c->n; i++)
+		for (k = 0; k < 8; k++) {
+			ext[16 * i + k] = (uint8_t)(c->ext[i].offset >> (8 * k));
+			ext[16 * i + 8 + k] = (uint8_t)(c->ext[i].len >> (8 * k));
+		}
+	zlen = ZSTD_compress(z, zcap, c->data, c->len, EMBED_ZSTD_LEVEL);
+	err = -EIO;
+	if (ZSTD_isError(zlen))
+		goto out;
+	err = -E2BIG;
+	if (zlen > SNAPFILE_FRAME_MAX)
+		goto out;
+	r.path = path;
+	r.build_id = id;
+	r.build_id_len = (uint32_t)n;
+	r.size = c->size;
+	r.what = c->what;
+	r.extents = ext;
+	r.extents_len = (uint32_t)(c->n * 16);
+	r.raw_len = c->len;
+	r.data = z;
+	r.len = (uint32_t)zlen;
+	err = snapfile_writer__embed(w, &r);
+	if (!err) {
+		e->objects++;
+		e->raw += c->len;
+		e->packed += zlen + r.extents_len;
+	}
+out:
+	free(ext);
+	free(z);
+	return err;
+}
+
+/* Copy one mapping's file, if the capture does not carry it yet. */
+static int embed__one(struct embedder *e, struct snapfile_writer *w, uint32_t pid,
+		      const struct lj_mapping *m)
+{
+	struct elfcopy c = { 0 };
+	uint64_t *slot, t0 = embed__now();
+	int fd = -1, found, err = 0;
+
+	found = intmap__slot(&e->seen, embed__key(m->build_id, (size_t)m->build_id_len), &slot);
+	if (found != 0)
+		return found < 0 ? found : 0;
+	*slot = 1;	/* tried once, whatever comes of it */
+	fd = embed__open(pid, m);
+	if (fd < 0 || elfcopy__extract(fd, e->what, &c) != 0) {
+		e->failed++;
+		goto out;
+	}
+	err = embedder__write(e, w, m->path, m->build_id, (size_t)m->build_id_len, &c);
+	if (err == -E2BIG || err == -EIO) {
+		e->failed++;
+		err = 0;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	elfcopy__exit(&c);
+	e->ns += embed__now() - t0;
+	return err;
+}
+
+/* Copy the files a process maps; see embed.h. */
+int embedder__mappings(struct embedder *e, struct snapfile_writer *w, uint32_t pid,
+		       const struct lj_mapping *maps, size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err && !e->off; i++) {
+		const struct lj_mapping *m = &maps[i];
+
+		if (!m->path || m->path[0] != '/' || m->build_id_len <= 0 ||
+		    !strncmp(m->path, "/dev/", 5) || !strncmp(m->path, "/memfd:", 7) ||
+		    !strncmp(m->path, "/SYSV", 5))
+			continue;
+		err = embed__one(e, w, pid, m);
+	}
+	return err;
+}
+
+/* Decompress an EMBED record; see embed.h. */
+int embed__unpack(const struct snapfile_embed *r, struct elfcopy *out)
+{
+	struct elfcopy_extent *ext = NULL;
+	uint8_t *raw = NULL;
+	size_t i, k, n = r->extents_len / 16, got;
+	unsigned long long want;
+	int err = -EBADMSG;
+
+	memset(out, 0, sizeof(*out));
+	want = ZSTD_getFrameContentSize(r->data, r->len);
+	if (r->extents_len % 16 || n > ELFCOPY_MAX_EXTENTS || r->raw_len > EMBED_RAW_MAX ||
+	    r->raw_len > r->size || want != r->raw_len)
+		goto out;
+	err = -ENOMEM;
+	ext = calloc(n ? n : 1, sizeof(*ext));
+	raw = malloc(r->raw_len ? r->raw_len : 1);
+	if (!ext || !raw)
+		goto out;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 8; k++) {
+			ext[i].offset |= (uint64_t)r->extents[16 * i + k] << (8 * k);
+			ext[i].len |= (uint64_t)r->extents[16 * i + 8 + k] << (8 * k);
+		}
+	got = ZSTD_decompress(raw, r->raw_len, r->data, r->len);
+	err = -EBADMSG;
+	if (ZSTD_isError(got) || got != r->raw_len)
+		goto out;
+	err = elfcopy__init(out, r->size, r->what, ext, n, raw, got);
+	if (err == -EINVAL)
+		err = -EBADMSG;
+out:
+	free(ext);
+	free(raw);
+	return err;
+}
+
+/* Hand an EMBED record to the pipeline; see embed.h. */
+int embed__load(struct ljs_pipe *pipe, const struct snapfile_embed *r)
+{
+	struct elfcopy c;
+	int err;
+
+	if (!r->build_id_len)
+		return -EBADMSG;
+	err = embed__unpack(r, &c);
+	if (!err)
+		err = ljs_pipe__copy(pipe, r->build_id, r->build_id_len, &c);
+	elfcopy__exit(&c);
+	return err;
+}
