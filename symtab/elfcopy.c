@@ -304,14 +304,3 @@ out:
 		*fd = f;
 	return err;
 }
-
-/* Names of the ELFCOPY_* bits; see elfcopy.h. */
-const char *elfcopy__what(uint32_t what, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s%s%s%s", (what & ELFCOPY_UNWIND) ? "unwind," : "",
-		 (what & ELFCOPY_SYMBOLS) ? "symbols," : "", (what & ELFCOPY_DEBUG) ? "debug," : "",
-		 what ? "" : "headers,");
-	if (buf[0])
-		buf[strlen(buf) - 1] = 0;
-	return buf;
-}

@@ -62,7 +62,4 @@ void elfcopy__exit(struct elfcopy *c);
  * 0 or -errno. */
 int elfcopy__memfd(const struct elfcopy *c, int *fd);
 
-/* Names for the ELFCOPY_* bits in what, e.g. "unwind,symbols" (into buf). */
-const char *elfcopy__what(uint32_t what, char *buf, size_t len);
-
 #endif /* LJSNAP_SYMTAB_ELFCOPY_H */
