@@ -9,5 +9,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 #endif

@@ -55,28 +55,32 @@ void embedder__exit(struct embedder *e)
 	intmap__exit(&e->seen);
 }
 
-/* Open the file mapped at m in pid whose build id is m's; -1 if none. */
-static int embed__open(uint32_t pid, const struct lj_mapping *m)
+/* Open the file of build id (id, n) mapped at [start, end) from path in
+ * pid (0: no process, just the path); -1 if none. */
+static int embed__open(uint32_t pid, uint64_t start, uint64_t end, const char *path,
+		       const uint8_t *id, size_t n)
 {
 	char cand[3][4200];
-	uint8_t id[BUILDID_MAX];
-	size_t i, len = strlen(m->path), dl = strlen(" (deleted)");
+	uint8_t fid[BUILDID_MAX];
+	size_t i, k = 0, len = strlen(path), dl = strlen(" (deleted)");
 	int fd = -1;
 
-	if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
+	if (len > dl && !strcmp(path + len - dl, " (deleted)"))
 		len -= dl;
-	snprintf(cand[0], sizeof(cand[0]), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 m->start, m->end);
-	snprintf(cand[1], sizeof(cand[1]), "/proc/%u/root%.*s", pid, (int)len, m->path);
-	snprintf(cand[2], sizeof(cand[2]), "%.*s", (int)len, m->path);
-	for (i = 0; i < 3 && fd < 0; i++) {
+	if (pid) {
+		snprintf(cand[k++], sizeof(cand[0]), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid,
+			 start, end);
+		snprintf(cand[k++], sizeof(cand[0]), "/proc/%u/root%.*s", pid, (int)len, path);
+	}
+	snprintf(cand[k++], sizeof(cand[0]), "%.*s", (int)len, path);
+	for (i = 0; i < k && fd < 0; i++) {
 		struct elf_file *ef = NULL;
-		int n;
+		int got;
 
 		if (elf_file__open(cand[i], &ef) != 0)
 			continue;
-		n = elf_file__build_id(ef, id, sizeof(id));
-		if (n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n))
+		got = elf_file__build_id(ef, fid, sizeof(fid));
+		if (got > 0 && (size_t)got == n && !memcmp(fid, id, n))
 			fd = open(cand[i], O_RDONLY | O_CLOEXEC);
 		elf_file__delete(ef);
 	}
@@ -131,29 +135,29 @@ out:
 	return err;
 }
 
-/* Copy one mapping's file, if the capture does not carry it yet. */
-static int embed__one(struct embedder *e, struct snapfile_writer *w, uint32_t pid,
-		      const struct lj_mapping *m)
+/* Copy one file; see embed.h. */
+int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, uint64_t start,
+		   uint64_t end, const char *path, const uint8_t *id, size_t n)
 {
 	struct elfcopy c = { 0 };
 	uint64_t *slot, t0 = embed__now();
-	int fd = -1, found, err = 0;
+	int fd = -1, found, err;
 
-	found = intmap__slot(&e->seen, embed__key(m->build_id, (size_t)m->build_id_len), &slot);
+	found = intmap__slot(&e->seen, embed__key(id, n), &slot);
 	if (found != 0)
 		return found < 0 ? found : 0;
 	*slot = 1;	/* tried once, whatever comes of it */
-	fd = embed__open(pid, m);
-	if (fd < 0 || elfcopy__extract(fd, e->what, &c) != 0) {
-		e->failed++;
+	err = -ENOENT;
+	fd = embed__open(pid, start, end, path, id, n);
+	if (fd < 0 || elfcopy__extract(fd, e->what, &c) != 0)
 		goto out;
-	}
-	err = embedder__write(e, w, m->path, m->build_id, (size_t)m->build_id_len, &c);
-	if (err == -E2BIG || err == -EIO) {
-		e->failed++;
-		err = 0;
-	}
+	err = embedder__write(e, w, path, id, n, &c);
+	if (err == -E2BIG || err == -EIO)
+		err = -ENOENT;
+	if (!err)
+		err = 1;
 out:
+	e->failed += err == -ENOENT;
 	if (fd >= 0)
 		close(fd);
 	elfcopy__exit(&c);
@@ -175,7 +179,9 @@ int embedder__mappings(struct embedder *e, struct snapfile_writer *w, uint32_t p
 		    !strncmp(m->path, "/dev/", 5) || !strncmp(m->path, "/memfd:", 7) ||
 		    !strncmp(m->path, "/SYSV", 5))
 			continue;
-		err = embed__one(e, w, pid, m);
+		err = embedder__copy(e, w, pid, m->start, m->end, m->path, m->build_id,
+				     (size_t)m->build_id_len);
+		err = err < 0 && err != -ENOENT ? err : 0;
 	}
 	return err;
 }

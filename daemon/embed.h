@@ -46,6 +46,13 @@ void embedder__exit(struct embedder *e);
 int embedder__mappings(struct embedder *e, struct snapfile_writer *w, uint32_t pid,
 		       const struct lj_mapping *maps, size_t n);
 
+/* Copy one file (of build id (id, n), mapped at [start, end) from path in
+ * pid; pid 0: read path only) unless its build id was tried before.  1
+ * written, 0 tried before, -ENOENT (counted in failed: not readable, not
+ * that build, too big), or the writer's error. */
+int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, uint64_t start,
+		   uint64_t end, const char *path, const uint8_t *id, size_t n);
+
 /* Write the EMBED record of copy c (its build id (id, n), read from path).
  * Adds to e's counters.  0 or negative errno (-E2BIG: over the frame size). */
 int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *path,

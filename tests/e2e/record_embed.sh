@@ -20,6 +20,11 @@
 # with the file deleted reaches the outermost frame in < 20% of its stacks
 # (so the copy is what makes the difference).  `ljsnap info` lists the copy
 # of the file with its size; the bytes a copy adds to the capture are noted.
+# Line tables and inline information: a copy of ljdlopen (built with -g;
+# c_spin inlines lcg_burn) recorded with --debug-info, and recorded without
+# it then given `ljsnap archive`: report --lines with the file deleted is
+# byte-identical to the report with it in place, and names the inlined
+# frame and its line (ljdlopen.c:N).
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/variants/lib.sh"
 need_bpf
@@ -96,4 +101,32 @@ cp "$SYSLIB" "$TMPD/lib/libluajit-5.1.so.2"
 	"$SCRIPT" 0.5 > "$TMPD/lib.out" 2> "$TMPD/lib.rec" || { cat "$TMPD/lib.rec" >&2; fail "lib: record failed"; }
 three lib "$TMPD/lib/libluajit-5.1.so.2" "$OR/root/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2" ljdlopen
 grep -q ';lua_pcall;' "$TMPD/lib.gone.folded" || fail "lib: no frame named by libluajit's symbols"
+# dbg: line tables and inlines, from --debug-info and from `ljsnap archive`
+# lines NAME CAP: report --lines
+lines() {
+	"$LJSNAP" report -f folded --lines -o "$TMPD/$1.folded" "$2" 2> "$TMPD/$1.err" ||
+		{ cat "$TMPD/$1.err" >&2; fail "$1: report --lines failed"; }
+}
+for how in debug-info archive; do
+	cp "$HOST" "$TMPD/bin/ljdlopen"
+	opt=--debug-info; [ $how = archive ] && opt=--freq=499
+	"$LJSNAP" record -q -F 499 $opt -o "$TMPD/$how.ljsnap" -- "$TMPD/bin/ljdlopen" 400 "$SYSLIB" \
+		"$SCRIPT" 0.1 > "$TMPD/$how.out" 2> "$TMPD/$how.rec" ||
+		{ cat "$TMPD/$how.rec" >&2; fail "$how: record failed"; }
+	if [ $how = archive ]; then
+		"$LJSNAP" archive "$TMPD/$how.ljsnap" 2> "$TMPD/$how.arc" ||
+			{ cat "$TMPD/$how.arc" >&2; fail "archive failed"; }
+		note "archive: $(cat "$TMPD/$how.arc")"
+	fi
+	lines "$how.same" "$TMPD/$how.ljsnap"
+	rm -f "$TMPD/bin/ljdlopen"
+	lines "$how.gone" "$TMPD/$how.ljsnap"
+	grep -q "ljdlopen: missing (build id [0-9a-f]*): used the copy" "$TMPD/$how.gone.err" ||
+		fail "$how: no note on the copy used"
+	cmp -s "$TMPD/$how.same.folded" "$TMPD/$how.gone.folded" ||
+		fail "$how: report --lines changed when ljdlopen was deleted"
+	grep -q ';c_spin ljdlopen\.c:[0-9]*;lcg_burn ljdlopen\.c:[0-9]*_\[i\]' "$TMPD/$how.gone.folded" ||
+		fail "$how: no inlined lcg_burn with its line from the copy"
+	note "$how: report --lines identical with ljdlopen deleted, inlined frames and lines named"
+done
 echo "PASS"
