@@ -8,7 +8,6 @@
 #include <time.h>
 #include "formats/capture/info.h"
 #include "formats/capture/snapfile.h"
-#include "symtab/buildid.h"
 #include "symtab/elfcopy.h"
 #include "symtab/intmap.h"
 #include "symtab/vec.h"
@@ -45,7 +44,13 @@ struct info {
 /* One line per copy of a mapped file (EMBED). */
 static void info__embed(struct info *in, const struct snapfile_embed *e, uint32_t size)
 {
-	char hex[2 * BUILDID_MAX + 1], what[64];
+	char hex[2 * 64 + 1], what[64];
+	uint32_t i;
+
+	/* by hand: buildid__hex would link libelf into every reader of info */
+	for (i = 0; i < e->build_id_len && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", e->build_id[i]);
+	hex[2 * i] = 0;
 
 	/* the names elfcopy__what gives, without linking libelf into info */
 	snprintf(what, sizeof(what), "%s%s%s", (e->what & ELFCOPY_UNWIND) ? "unwind " : "",
@@ -56,7 +61,7 @@ static void info__embed(struct info *in, const struct snapfile_embed *e, uint32_
 	in->emb_bytes += size;
 	fprintf(in->ef, "  %s  build id %s  %s: %" PRIu64 " bytes of sections in %" PRIu32
 		" bytes (file %" PRIu64 " bytes)\n", e->path,
-		buildid__hex(e->build_id, e->build_id_len, hex, sizeof(hex)),
+		i ? hex : "none",
 		what[0] ? what : "headers", e->raw_len, size, e->size);
 }
 
