@@ -19,6 +19,7 @@
 #include "unwind/pipeline.h"
 
 #define EMBED_RAW_MAX	(1ull << 32)	/* section bytes a record may claim */
+#define EMBED_RATIO_MAX	64		/* ... and at most this many per compressed byte */
 
 /* Monotonic ns. */
 static uint64_t embed__now(void)
@@ -197,8 +198,12 @@ int embed__unpack(const struct snapfile_embed *r, struct elfcopy *out)
 
 	memset(out, 0, sizeof(*out));
 	want = ZSTD_getFrameContentSize(r->data, r->len);
+	/* raw_len bounds the allocation: at most EMBED_RATIO_MAX times the
+	 * compressed bytes (unwind, symbol and DWARF sections compress 2-6x), so
+	 * that a small corrupt record cannot ask for gigabytes. */
 	if (r->extents_len % 16 || n > ELFCOPY_MAX_EXTENTS || r->raw_len > EMBED_RAW_MAX ||
-	    r->raw_len > r->size || want != r->raw_len)
+	    r->raw_len > r->size || r->raw_len > (uint64_t)r->len * EMBED_RATIO_MAX + 65536 ||
+	    want != r->raw_len)
 		goto out;
 	err = -ENOMEM;
 	ext = calloc(n ? n : 1, sizeof(*ext));

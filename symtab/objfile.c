@@ -159,9 +159,10 @@ static const char *objcache__copy_path(struct objcache *c, const uint8_t *id, si
 	if (!k)
 		return NULL;
 	if (k->fd < 0) {
-		if (elfcopy__memfd(&k->ec, &k->fd) != 0)
+		if (!k->ec.data || elfcopy__memfd(&k->ec, &k->fd) != 0)
 			return NULL;
 		snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d", k->fd);
+		elfcopy__exit(&k->ec);	/* the memfd holds it now */
 	}
 	return k->path;
 }

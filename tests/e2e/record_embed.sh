@@ -122,7 +122,8 @@ for how in debug-info archive; do
 	rm -f "$TMPD/bin/ljdlopen"
 	lines "$how.gone" "$TMPD/$how.ljsnap"
 	grep -q "ljdlopen: missing (build id [0-9a-f]*): used the copy" "$TMPD/$how.gone.err" ||
-		fail "$how: no note on the copy used"
+		{ cat "$TMPD/$how.gone.err" >&2; "$LJSNAP" info "$TMPD/$how.ljsnap" | grep -A9 '^embedded' >&2
+		  fail "$how: no note on the copy used"; }
 	cmp -s "$TMPD/$how.same.folded" "$TMPD/$how.gone.folded" ||
 		fail "$how: report --lines changed when ljdlopen was deleted"
 	grep -q ';c_spin ljdlopen\.c:[0-9]*;lcg_burn ljdlopen\.c:[0-9]*_\[i\]' "$TMPD/$how.gone.folded" ||
