@@ -55,9 +55,17 @@ report() {
 		{ cat "$TMPD/$1.err" >&2; fail "$1: report failed"; }
 }
 
+# enough CASE: the recording of CASE has >= 100 samples (else say why not)
+enough() {
+	n=$("$LJSNAP" info "$TMPD/$1.ljsnap" | awk '$1 == "samples:" { print $2; exit }')
+	[ "${n:-0}" -ge 100 ] || { cat "$TMPD/$1.rec" "$TMPD/$1.out" >&2
+		fail "$1: only ${n:-0} samples recorded (want >= 100)"; }
+}
+
 # three CASE FILE OTHER COMM: the three reports of $TMPD/CASE.ljsnap
 three() {
 	cap=$TMPD/$1.ljsnap
+	enough "$1"
 	report "$1.same" "$cap"
 	grep -q "used the copy in the capture" "$TMPD/$1.same.err" &&
 		fail "$1: the copy was used although the file is in place"
@@ -84,11 +92,13 @@ three() {
 
 # bin: a copy of the luajit executable
 cp /usr/bin/luajit "$TMPD/bin/luajit"
-"$LJSNAP" record -q -F 499 -o "$TMPD/bin.ljsnap" -- "$TMPD/bin/luajit" "$SCRIPT" 0.5 \
+"$LJSNAP" record -F 499 -o "$TMPD/bin.ljsnap" -- "$TMPD/bin/luajit" "$SCRIPT" 0.5 \
 	> "$TMPD/bin.out" 2> "$TMPD/bin.rec" || { cat "$TMPD/bin.rec" >&2; fail "bin: record failed"; }
 "$LJSNAP" record -q --no-embed -F 499 -o "$TMPD/ctl.ljsnap" -- "$TMPD/bin/luajit" "$SCRIPT" 0.5 \
 	> "$TMPD/ctl.out" 2> "$TMPD/ctl.rec" || { cat "$TMPD/ctl.rec" >&2; fail "ctl: record failed"; }
 three bin "$TMPD/bin/luajit" "$OR/root/usr/bin/luajit" luajit
+note "bin: record said: $(grep 'mapped files copied' "$TMPD/bin.rec")"
+enough ctl
 report ctl.gone "$TMPD/ctl.ljsnap"
 c=$(complete ctl.gone)
 note "control (--no-embed, file deleted): $c% complete"
@@ -97,7 +107,7 @@ note "control (--no-embed, file deleted): $c% complete"
 
 # lib: a copy of libluajit, dlopen()ed by ljdlopen
 cp "$SYSLIB" "$TMPD/lib/libluajit-5.1.so.2"
-"$LJSNAP" record -q -F 499 -o "$TMPD/lib.ljsnap" -- "$HOST" 100 "$TMPD/lib/libluajit-5.1.so.2" \
+"$LJSNAP" record -F 499 -o "$TMPD/lib.ljsnap" -- "$HOST" 100 "$TMPD/lib/libluajit-5.1.so.2" \
 	"$SCRIPT" 0.5 > "$TMPD/lib.out" 2> "$TMPD/lib.rec" || { cat "$TMPD/lib.rec" >&2; fail "lib: record failed"; }
 three lib "$TMPD/lib/libluajit-5.1.so.2" "$OR/root/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2" ljdlopen
 grep -q ';lua_pcall;' "$TMPD/lib.gone.folded" || fail "lib: no frame named by libluajit's symbols"
@@ -110,9 +120,10 @@ lines() {
 for how in debug-info archive; do
 	cp "$HOST" "$TMPD/bin/ljdlopen"
 	opt=--debug-info; [ $how = archive ] && opt=--freq=499
-	"$LJSNAP" record -q -F 499 $opt -o "$TMPD/$how.ljsnap" -- "$TMPD/bin/ljdlopen" 400 "$SYSLIB" \
+	"$LJSNAP" record -F 499 $opt -o "$TMPD/$how.ljsnap" -- "$TMPD/bin/ljdlopen" 400 "$SYSLIB" \
 		"$SCRIPT" 0.1 > "$TMPD/$how.out" 2> "$TMPD/$how.rec" ||
 		{ cat "$TMPD/$how.rec" >&2; fail "$how: record failed"; }
+	enough "$how"
 	if [ $how = archive ]; then
 		"$LJSNAP" archive "$TMPD/$how.ljsnap" 2> "$TMPD/$how.arc" ||
 			{ cat "$TMPD/$how.arc" >&2; fail "archive failed"; }
