@@ -10,16 +10,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "daemon/embed.h"
+#include "formats/capture/embed_pack.h"
 #include "symtab/buildid.h"
 #include "symtab/elf.h"
 #include "unwind/detect/ljdetect.h"
 #include "unwind/pipeline.h"
 
-#define EMBED_RAW_MAX	(1ull << 32)	/* section bytes a record may claim */
-#define EMBED_RATIO_MAX	64		/* ... and at most this many per compressed byte */
 
 /* Monotonic ns. */
 static uint64_t embed__now(void)
@@ -92,47 +90,17 @@ static int embed__open(uint32_t pid, uint64_t start, uint64_t end, const char *p
 int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *path,
 		    const uint8_t *id, size_t n, const struct elfcopy *c)
 {
-	struct snapfile_embed r = { 0 };
-	uint8_t *ext = NULL, *z = NULL;
-	size_t i, k, zcap, zlen;
-	int err = -ENOMEM;
+	struct embed_pack p;
+	int err = embed_pack__init(&p, path, id, n, c);
 
-	ext = malloc(c->n ? c->n * 16 : 1);
-	zcap = ZSTD_compressBound(c->len);
-	z = malloc(zcap ? zcap : 1);
-	if (!ext || !z)
-		goto out;
-	for (i = 0; i < c->n; i++)
-		for (k = 0; k < 8; k++) {
-			ext[16 * i + k] = (uint8_t)(c->ext[i].offset >> (8 * k));
-			ext[16 * i + 8 + k] = (uint8_t)(c->ext[i].len >> (8 * k));
-		}
-	zlen = ZSTD_compress(z, zcap, c->data, c->len, EMBED_ZSTD_LEVEL);
-	err = -EIO;
-	if (ZSTD_isError(zlen))
-		goto out;
-	err = -E2BIG;
-	if (zlen > SNAPFILE_FRAME_MAX)
-		goto out;
-	r.path = path;
-	r.build_id = id;
-	r.build_id_len = (uint32_t)n;
-	r.size = c->size;
-	r.what = c->what;
-	r.extents = ext;
-	r.extents_len = (uint32_t)(c->n * 16);
-	r.raw_len = c->len;
-	r.data = z;
-	r.len = (uint32_t)zlen;
-	err = snapfile_writer__embed(w, &r);
+	if (!err)
+		err = snapfile_writer__embed(w, &p.rec);
 	if (!err) {
 		e->objects++;
 		e->raw += c->len;
-		e->packed += zlen + r.extents_len;
+		e->packed += p.rec.len + p.rec.extents_len;
 	}
-out:
-	free(ext);
-	free(z);
+	embed_pack__exit(&p);
 	return err;
 }
 
@@ -153,10 +121,16 @@ int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, 
 	if (fd < 0 || elfcopy__extract(fd, e->what, &c) != 0)
 		goto out;
 	err = embedder__write(e, w, path, id, n, &c);
-	if (err == -E2BIG || err == -EIO)
-		err = -ENOENT;
-	if (!err)
-		err = 1;
+	if (err == -E2BIG && (e->what & ELFCOPY_DEBUG)) {
+		/* the DWARF does not fit a frame: the unwind tables and symbols do */
+		elfcopy__exit(&c);
+		err = elfcopy__extract(fd, e->what & ~ELFCOPY_DEBUG, &c);
+		if (!err)
+			err = embedder__write(e, w, path, id, n, &c);
+	}
+	/* Not copied, whatever the reason; a write error of the capture is
+	 * sticky and comes back from the next record written. */
+	err = err ? -ENOENT : 1;
 out:
 	e->failed += err == -ENOENT;
 	if (fd >= 0)
@@ -187,47 +161,6 @@ int embedder__mappings(struct embedder *e, struct snapfile_writer *w, uint32_t p
 	return err;
 }
 
-/* Decompress an EMBED record; see embed.h. */
-int embed__unpack(const struct snapfile_embed *r, struct elfcopy *out)
-{
-	struct elfcopy_extent *ext = NULL;
-	uint8_t *raw = NULL;
-	size_t i, k, n = r->extents_len / 16, got;
-	unsigned long long want;
-	int err = -EBADMSG;
-
-	memset(out, 0, sizeof(*out));
-	want = ZSTD_getFrameContentSize(r->data, r->len);
-	/* raw_len bounds the allocation: at most EMBED_RATIO_MAX times the
-	 * compressed bytes (unwind, symbol and DWARF sections compress 2-6x), so
-	 * that a small corrupt record cannot ask for gigabytes. */
-	if (r->extents_len % 16 || n > ELFCOPY_MAX_EXTENTS || r->raw_len > EMBED_RAW_MAX ||
-	    r->raw_len > r->size || r->raw_len > (uint64_t)r->len * EMBED_RATIO_MAX + 65536 ||
-	    want != r->raw_len)
-		goto out;
-	err = -ENOMEM;
-	ext = calloc(n ? n : 1, sizeof(*ext));
-	raw = malloc(r->raw_len ? r->raw_len : 1);
-	if (!ext || !raw)
-		goto out;
-	for (i = 0; i < n; i++)
-		for (k = 0; k < 8; k++) {
-			ext[i].offset |= (uint64_t)r->extents[16 * i + k] << (8 * k);
-			ext[i].len |= (uint64_t)r->extents[16 * i + 8 + k] << (8 * k);
-		}
-	got = ZSTD_decompress(raw, r->raw_len, r->data, r->len);
-	err = -EBADMSG;
-	if (ZSTD_isError(got) || got != r->raw_len)
-		goto out;
-	err = elfcopy__init(out, r->size, r->what, ext, n, raw, got);
-	if (err == -EINVAL)
-		err = -EBADMSG;
-out:
-	free(ext);
-	free(raw);
-	return err;
-}
-
 /* Hand an EMBED record to the pipeline; see embed.h. */
 int embed__load(struct ljs_pipe *pipe, const struct snapfile_embed *r)
 {
@@ -236,7 +169,7 @@ int embed__load(struct ljs_pipe *pipe, const struct snapfile_embed *r)
 
 	if (!r->build_id_len)
 		return -EBADMSG;
-	err = embed__unpack(r, &c);
+	err = embed_pack__unpack(r, &c);
 	if (!err)
 		err = ljs_pipe__copy(pipe, r->build_id, r->build_id_len, &c);
 	elfcopy__exit(&c);

@@ -2,7 +2,8 @@
 /*
  * embed.h -- the copies of mapped ELF files a capture carries (EMBED
  * records, docs/capture-format.md): what report needs from each file
- * (symtab/elfcopy.h), zstd-compressed, once per build id.
+ * (symtab/elfcopy.h), zstd-compressed (formats/capture/embed_pack.h), once
+ * per build id.
  *
  * Record side: before a PROCESS record, embedder__mappings writes the copy
  * of every file it maps that the capture does not carry yet.  Report side:
@@ -21,8 +22,6 @@
 
 struct ljs_pipe;
 struct lj_mapping;
-
-#define EMBED_ZSTD_LEVEL	9	/* zstd level: see docs/capture-format.md, EMBED */
 
 /* The recorder's copies: which build ids the file carries, and their cost. */
 struct embedder {
@@ -47,9 +46,11 @@ int embedder__mappings(struct embedder *e, struct snapfile_writer *w, uint32_t p
 		       const struct lj_mapping *maps, size_t n);
 
 /* Copy one file (of build id (id, n), mapped at [start, end) from path in
- * pid; pid 0: read path only) unless its build id was tried before.  1
- * written, 0 tried before, -ENOENT (counted in failed: not readable, not
- * that build, too big), or the writer's error. */
+ * pid; pid 0: read path only) unless its build id was tried before; with
+ * the debug information when asked for and it fits a frame, else without.
+ * 1 written, 0 tried before, -ENOENT (counted in failed: not readable, not
+ * that build, too big, or the write failed: the writer's error is sticky),
+ * or -ENOMEM (the set of build ids). */
 int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, uint64_t start,
 		   uint64_t end, const char *path, const uint8_t *id, size_t n);
 
@@ -57,10 +58,6 @@ int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, 
  * Adds to e's counters.  0 or negative errno (-E2BIG: over the frame size). */
 int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *path,
 		    const uint8_t *id, size_t n, const struct elfcopy *c);
-
-/* Decompress an EMBED record into a copy (caller frees it with
- * elfcopy__exit).  0, -EBADMSG (the record does not add up) or -ENOMEM. */
-int embed__unpack(const struct snapfile_embed *r, struct elfcopy *out);
 
 /* Hand an EMBED record to the pipeline's object cache.  0, -EBADMSG or -ENOMEM. */
 int embed__load(struct ljs_pipe *pipe, const struct snapfile_embed *r);
