@@ -37,8 +37,8 @@ SYSLIB=$(ldconfig -p | awk '$1 == "libluajit-5.1.so.2" && /x86-64/ { print $NF; 
 [ -n "$SYSLIB" ] || fail "libluajit-5.1.so.2 not found by ldconfig"
 mkdir -p "$TMPD/bin" "$TMPD/lib"
 
-# complete NAME: percent of the native stacks that reached the outermost frame
-complete() {
+# pct_complete NAME: percent of the native stacks that reached the outermost frame
+pct_complete() {
 	sed -n 's/.*native stacks: \([0-9]*\) samples unwound, \([0-9]*\) (.*/\1 \2/p' "$TMPD/$1.err" |
 		awk '{ print $1 ? int(100 * $2 / $1) : 0 }'
 }
@@ -81,7 +81,7 @@ three() {
 		fail "$1: the report changed when the file was replaced by another build"
 	cmp -s "$TMPD/$1.same.folded" "$TMPD/$1.gone.folded" ||
 		fail "$1: the report changed when the file was deleted"
-	c=$(complete "$1.gone"); r=$(rooted "$1.gone" "$4")
+	c=$(pct_complete "$1.gone"); r=$(rooted "$1.gone" "$4")
 	note "$1: 3 reports identical ($(wc -l < "$TMPD/$1.gone.folded") stacks); $c% complete, $r% rooted in _start"
 	assert_ge "$c" 80 "$1: native stacks reaching the outermost frame, %"
 	assert_ge "$r" 80 "$1: samples rooted in $4;_start, %"
@@ -100,7 +100,7 @@ three bin "$TMPD/bin/luajit" "$OR/root/usr/bin/luajit" luajit
 note "bin: record said: $(grep 'mapped files copied' "$TMPD/bin.rec")"
 enough ctl
 report ctl.gone "$TMPD/ctl.ljsnap"
-c=$(complete ctl.gone)
+c=$(pct_complete ctl.gone)
 note "control (--no-embed, file deleted): $c% complete"
 [ "$c" -lt 20 ] || fail "control: $c% of the stacks complete without the file nor its copy"
 "$LJSNAP" info "$TMPD/ctl.ljsnap" | grep -q "^embedded:" && fail "control: --no-embed embedded files"
