@@ -11,5 +11,6 @@ int cmd_info(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 #endif

@@ -211,7 +211,11 @@ static void write_process(struct recorder *rc, const struct proc *p,
 			prov[sp.nprov++] = pd->det.warnings[i];
 		sp.prov = prov;
 	}
-	err = snapfile_writer__process(rc->w, &sp);
+	/* The copies of the files it maps come before the first description
+	 * that maps them (docs/capture-format.md, EMBED). */
+	err = pd ? embedder__mappings(&rc->emb, rc->w, p->pid, pd->maps, pd->nmaps) : 0;
+	if (!err)
+		err = snapfile_writer__process(rc->w, &sp);
 	if (err && !rc->werr)
 		rc->werr = err;
 	free(maps);

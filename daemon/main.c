@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * main.c -- the ljsnap command: dispatch to record, report, info, doctor.
+ * main.c -- the ljsnap command: dispatch to record, report, info, doctor,
+ * archive.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static void usage(FILE *out)
 		"  report   turn a capture file into folded stacks or a text summary\n"
 		"  info     print a capture file's header, processes and statistics\n"
 		"  doctor   show what ljsnap sees in a live process (LuaJIT builds, offsets)\n"
+		"  archive  add the mapped files' debug information to a capture (on the\n"
+		"           recording host)\n"
 		"\n"
 		"examples:\n"
 		"  ljsnap record -o app.ljsnap -- luajit app.lua\n"
@@ -52,6 +55,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(cmd, "top"))
 		return cmd_top(argc - 1, argv + 1);
+	if (!strcmp(cmd, "archive"))
+		return cmd_archive(argc - 1, argv + 1);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;

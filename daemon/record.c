@@ -363,7 +363,7 @@ static void finish(struct recorder *rc, int quiet)
 	static const char *names[] = LJS_ERR_NAMES;
 	static const struct harvest_stats none;
 	const struct harvest_stats *hs = rc->hv ? harvest__stats(rc->hv) : &none;
-	struct snapfile_stat st[LJS_ERR__MAX + 24];
+	struct snapfile_stat st[LJS_ERR__MAX + 32];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
@@ -395,6 +395,11 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
 	st[n++] = (struct snapfile_stat){ "harvest_late_changes", hs->late_changes };
+	st[n++] = (struct snapfile_stat){ "embedded_objects", rc->emb.objects };
+	st[n++] = (struct snapfile_stat){ "embedded_failed", rc->emb.failed };
+	st[n++] = (struct snapfile_stat){ "embedded_raw_bytes", rc->emb.raw };
+	st[n++] = (struct snapfile_stat){ "embedded_bytes", rc->emb.packed };
+	st[n++] = (struct snapfile_stat){ "embed_ns", rc->emb.ns };
 	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
@@ -443,6 +448,12 @@ static void finish(struct recorder *rc, int quiet)
 		fprintf(stderr, "ljsnap: %llu LuaJIT samples not walked: the recorder was more than "
 			"%.1f s behind them (their Lua frames use the memory kept for the others)\n",
 			(unsigned long long)rc->walk_skipped, RECORD_WALK_MAX_LAG_NS / 1e9);
+	if (rc->emb.objects || rc->emb.failed)
+		fprintf(stderr, "ljsnap: %llu mapped files copied into the capture (%llu bytes of "
+			"sections, %llu in the file, %.1f ms)%s\n",
+			(unsigned long long)rc->emb.objects, (unsigned long long)rc->emb.raw,
+			(unsigned long long)rc->emb.packed, rc->emb.ns / 1e6,
+			rc->emb.failed ? "; some could not be read" : "");
 	fprintf(stderr, "ljsnap: %u processes seen, %u running LuaJIT\n", nproc, nlj);
 	it = 0;
 	while ((p = proctab__next(&rc->pt, &it))) {
@@ -671,6 +682,8 @@ int record__run(struct recorder *rcp)
 	char target[512];
 	int err, ret = 1;
 
+	/* Without a capture file (a live view) there is nothing to embed into. */
+	embedder__init(&rc.emb, rc.o.no_embed || !rc.o.output, rc.o.debug_info);
 	if (proctab__init(&rc.pt)) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		return 1;
@@ -708,6 +721,7 @@ out:
 	}
 	bpfload__exit(&rc.bl);
 	vdso__exit(&rc.vdso);
+	embedder__exit(&rc.emb);
 	lj_detect_cache__delete(rc.pt.detect_cache);
 	proctab__exit(&rc.pt);
 	if (ret == 0 && rc.child_done && WIFEXITED(rc.child_status) && WEXITSTATUS(rc.child_status))

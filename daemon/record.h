@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include "daemon/bpfload.h"
+#include "daemon/embed.h"
 #include "daemon/proctab.h"
 #include "daemon/vdso.h"
 #include "formats/capture/snapfile.h"
@@ -43,6 +44,8 @@ struct record_opts {
 	uint32_t max_procs;	/* --max-procs, 0: the BPF maps' defaults */
 	uint32_t max_cpu_pct;	/* --max-cpu-percent, 1..100 */
 	int quiet;
+	int debug_info;		/* --debug-info: embed line tables and inline information */
+	int no_embed;		/* --no-embed */
 	char **cmd;		/* -- COMMAND ARGS */
 };
 
@@ -102,6 +105,7 @@ struct recorder {
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
+	struct embedder emb;		/* copies of the mapped files carried in the file */
 	struct record_rate rate;
 	uint32_t batch;		/* records handled since the loop last had control */
 };

@@ -18,7 +18,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
 		"                     [--stack-bytes N] [--lua-stack-bytes N] [--ringbuf-mb N]\n"
-		"                     [--max-procs N] [--max-cpu-percent P] [-- COMMAND [ARGS...]]\n"
+		"                     [--max-procs N] [--max-cpu-percent P] [--debug-info]\n"
+		"                     [--no-embed] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"Sample processes with a BPF program and write a capture file.  Samples of\n"
 		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
@@ -40,6 +41,10 @@ static void usage(FILE *out)
 		"                          sampled, 16384 of them running LuaJIT)\n"
 		"      --max-cpu-percent P lower -F while sampling costs a sampled CPU more than\n"
 		"                          P%% of its time (1..100, default %d)\n"
+		"      --debug-info        also copy each mapped file's line tables and inline\n"
+		"                          information into the capture (for report --lines)\n"
+		"      --no-embed          do not copy the mapped files' unwind tables and symbols\n"
+		"                          into the capture (report then needs the same files)\n"
 		"  -q, --quiet             print only errors\n"
 		"  -h, --help              this help\n"
 		"\n"
@@ -133,6 +138,8 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "ringbuf-mb", required_argument, NULL, 3 },
 		{ "max-procs", required_argument, NULL, 4 },
 		{ "max-cpu-percent", required_argument, NULL, 5 },
+		{ "debug-info", no_argument, NULL, 6 },
+		{ "no-embed", no_argument, NULL, 7 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -209,6 +216,12 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 				return -EINVAL;
 			}
 			o->max_cpu_pct = (uint32_t)v;
+			break;
+		case 6:
+			o->debug_info = 1;
+			break;
+		case 7:
+			o->no_embed = 1;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "daemon/cmds.h"
+#include "daemon/embed.h"
 #include "daemon/numarg.h"
 #include "daemon/report_proc.h"
 #include "formats/capture/snapfile.h"
@@ -310,6 +311,13 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct
 			err = ljs_pipe__image(pipe, rec.object.path, rec.object.build_id,
 					      rec.object.build_id_len, rec.object.data,
 					      rec.object.len) == -ENOMEM ? -ENOMEM : 0;
+			break;
+		case SNAPFILE_REC_EMBED:
+			err = embed__load(pipe, &rec.embed);
+			if (err == -EBADMSG)
+				notes__add(nt, "the copy of %s at byte offset %" PRIu64 " does not "
+					   "decompress: ignored", rec.embed.path, rec.offset);
+			err = err == -ENOMEM ? -ENOMEM : 0;
 			break;
 		case SNAPFILE_REC_MEMORY: {
 			struct memtable_entry e = {

@@ -8,18 +8,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symtab/elf.h"
+#include "symtab/elfcopy.h"
 #include "symtab/objfile.h"
 
 #define OBJCACHE_BUCKETS	1024
 #define OBJFILE_DELETED		" (deleted)"
+
+/* A copy of an ELF file carried by the capture (objcache__add_copy). */
+struct objcopy {
+	uint8_t id[BUILDID_MAX];
+	size_t n;
+	struct elfcopy ec;
+	int fd;			/* the rebuilt file, -1 until first used */
+	char path[32];		/* /proc/self/fd/N */
+	struct objcopy *next;
+};
 
 struct objcache {
 	struct buildid_opts opts;
 	char *sysroot, *debug_dirs;
 	struct objfile *bucket[OBJCACHE_BUCKETS];
 	struct objfile *images;		/* in-memory images (objcache__add_image) */
+	struct objcopy *copies;		/* copies carried by the capture */
 };
 
 static const char *const objfile_status_names[OBJFILE__MAX] = {
@@ -87,6 +100,15 @@ void objcache__delete(struct objcache *c)
 		c->images = o->next;
 		objfile__delete(o);
 	}
+	while (c->copies) {
+		struct objcopy *k = c->copies;
+
+		c->copies = k->next;
+		if (k->fd >= 0)
+			close(k->fd);
+		elfcopy__exit(&k->ec);
+		free(k);
+	}
 	free(c->sysroot);
 	free(c->debug_dirs);
 	free(c);
@@ -125,6 +147,26 @@ static int objfile__try(const char *path, const uint8_t *id, size_t n, struct el
 	return -1;
 }
 
+/* The rebuilt copy of build id (id, n), or NULL when the capture carries
+ * none (or it cannot be rebuilt). */
+static const char *objcache__copy_path(struct objcache *c, const uint8_t *id, size_t n)
+{
+	struct objcopy *k;
+
+	for (k = c->copies; k; k = k->next)
+		if (k->n == n && !memcmp(k->id, id, n))
+			break;
+	if (!k)
+		return NULL;
+	if (k->fd < 0) {
+		if (!k->ec.data || elfcopy__memfd(&k->ec, &k->fd) != 0)
+			return NULL;
+		snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d", k->fd);
+		elfcopy__exit(&k->ec);	/* the memfd holds it now */
+	}
+	return k->path;
+}
+
 /* Resolve a new object: the binary, then its debug file. */
 static int objfile__resolve(struct objcache *c, struct objfile *obj)
 {
@@ -155,6 +197,13 @@ static int objfile__resolve(struct objcache *c, struct objfile *obj)
 			goto found;
 	}
 	obj->status = seen_other ? OBJFILE_MISMATCH : seen_bad ? OBJFILE_BAD : OBJFILE_MISSING;
+	p = obj->build_id_len ? objcache__copy_path(c, obj->build_id, obj->build_id_len) : NULL;
+	if (p && snprintf(buf, sizeof(buf), "%s", p) < (int)sizeof(buf) &&
+	    objfile__try(buf, obj->build_id, obj->build_id_len, &obj->ef, &obj->verified) == 1) {
+		obj->file_status = obj->status;
+		obj->from_copy = 1;
+		goto found;
+	}
 	goto debug;
 found:
 	obj->status = OBJFILE_OK;
@@ -255,6 +304,31 @@ int objcache__add_image(struct objcache *c, const char *path, const uint8_t *id,
 	}
 	obj->next = c->images;
 	c->images = obj;
+	return 0;
+}
+
+/* Take over a copy carried by the capture; see objfile.h. */
+int objcache__add_copy(struct objcache *c, const uint8_t *id, size_t n, struct elfcopy *copy)
+{
+	struct objcopy *k;
+
+	if (!c || !id || !n || n > BUILDID_MAX || !copy)
+		return -EINVAL;
+	for (k = c->copies; k; k = k->next)
+		if (k->n == n && !memcmp(k->id, id, n)) {
+			elfcopy__exit(copy);
+			return 0;
+		}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	memcpy(k->id, id, n);
+	k->n = n;
+	k->ec = *copy;
+	memset(copy, 0, sizeof(*copy));
+	k->fd = -1;
+	k->next = c->copies;
+	c->copies = k;
 	return 0;
 }
 

@@ -8,7 +8,11 @@
  *      one (or none was recorded: then it is used unverified);
  *   2. <debug dir>/.build-id/xx/yyyy (no suffix: a link to the binary, as
  *      Fedora ships them), same check;
- *   3. otherwise the object is MISSING or MISMATCH (a file is there but it is
+ *   3. the copy the capture carries of that build (objcache__add_copy,
+ *      symtab/elfcopy.h: unwind tables and symbols, rebuilt in a memfd); the
+ *      object is then OK with from_copy set, and file_status says what the
+ *      path held (MISSING, MISMATCH or BAD);
+ *   4. otherwise the object is MISSING or MISMATCH (a file is there but it is
  *      another build): its code is not read, so frames in it fall back to
  *      frame pointers and "module+0xoffset", never to a wrong build's symbols.
  * The separate debug file (buildid.h) is looked up by build id even when the
@@ -24,6 +28,7 @@
 #include "symtab/buildid.h"
 
 struct elf_file;
+struct elfcopy;
 
 enum objfile_status {
 	OBJFILE_OK = 0,		/* found (build id equal, or none recorded) */
@@ -43,6 +48,8 @@ struct objfile {
 	int verified;		/* the build id was compared and equal */
 	int debug_how;		/* enum buildid_how */
 	struct elf_file *ef;	/* the found file, or NULL */
+	int from_copy;		/* found is the capture's copy (step 3 above) */
+	enum objfile_status file_status;	/* when from_copy: what the path held */
 	uint64_t hits;		/* lookups that landed in this object (symbolizer counts them) */
 	struct objfile *next;	/* hash chain (private) */
 };
@@ -68,6 +75,13 @@ int objcache__add_image(struct objcache *c, const char *path, const uint8_t *id,
 /* The image added for path with this build id (a mapping that carries no
  * build id gets none), or NULL. */
 struct objfile *objcache__image(struct objcache *c, const char *path, const uint8_t *id, size_t n);
+
+/* Take over a copy of the ELF file with build id (id, n) that the capture
+ * carries (*copy is emptied), for the objects of that build whose file is
+ * missing or another build; it is rebuilt in a memfd on first use.  Add it
+ * before the objects are looked up (objcache__get).  A second copy of one
+ * build id is dropped.  0, -EINVAL or -ENOMEM. */
+int objcache__add_copy(struct objcache *c, const uint8_t *id, size_t n, struct elfcopy *copy);
 
 /* Call cb for every object in the cache (in no particular order). */
 int objcache__foreach(struct objcache *c, int (*cb)(struct objfile *obj, void *arg), void *arg);

@@ -176,8 +176,10 @@ int procmap__read(const struct procmap *pm, uint64_t addr, void *buf, size_t len
 {
 	const struct procmap_ent *e = procmap__find(pm, addr);
 
+	/* A copy from the capture holds no code nor read-only data (its holes
+	 * read as zeros: symtab/elfcopy.h), so nothing is read from it. */
 	if (!e || !e->obj || !e->obj->ef || !e->has_bias || e->obj->status != OBJFILE_OK ||
-	    (e->prot & PROCMAP_PROT_WRITE) || e->end - addr < len)
+	    e->obj->from_copy || (e->prot & PROCMAP_PROT_WRITE) || e->end - addr < len)
 		return -EFAULT;
 	return elf_file__read(e->obj->ef, addr - e->bias, buf, len) == 0 ? 0 : -EFAULT;
 }

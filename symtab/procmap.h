@@ -56,7 +56,8 @@ void procmap__delete(struct procmap *pm);
 const struct procmap_ent *procmap__find(const struct procmap *pm, uint64_t addr);
 
 /* Read len bytes at runtime address addr from the found file of a read-only
- * file-backed mapping (code, .rodata, .eh_frame).  0 or -EFAULT. */
+ * file-backed mapping (code, .rodata, .eh_frame); never from the capture's
+ * copy of a file (objfile.h), which holds no code.  0 or -EFAULT. */
 int procmap__read(const struct procmap *pm, uint64_t addr, void *buf, size_t len);
 
 #endif /* LJSNAP_SYMTAB_PROCMAP_H */

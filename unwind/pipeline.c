@@ -83,6 +83,12 @@ int ljs_pipe__proc(struct ljs_pipe *r, const struct procmap_desc *maps, size_t n
 	return ljs_proc__maps(out, r->oc, maps, n);
 }
 
+/* A copy of a mapped file; see pipeline.h. */
+int ljs_pipe__copy(struct ljs_pipe *r, const uint8_t *id, size_t idlen, struct elfcopy *copy)
+{
+	return objcache__add_copy(r->oc, id, idlen, copy);
+}
+
 /* An in-memory image; see pipeline.h. */
 int ljs_pipe__image(struct ljs_pipe *r, const char *path, const uint8_t *id, size_t idlen,
 		    const uint8_t *data, size_t len)
@@ -511,6 +517,15 @@ static int missing_one(struct objfile *obj, void *arg)
 	struct missing_ctx *m = arg;
 	char hex[2 * BUILDID_MAX + 1], line[1024];
 
+	if (obj->hits && obj->from_copy) {
+		snprintf(line, sizeof(line), "%s: %s (build id %s): used the copy in the capture, "
+			 "%llu frame lookups", obj->path, objfile_status__name(obj->file_status),
+			 buildid__hex(obj->build_id, obj->build_id_len, hex, sizeof(hex)),
+			 (unsigned long long)obj->hits);
+		m->cb(m->arg, line);
+		m->n++;
+		return 0;
+	}
 	if (!obj->hits || (obj->status == OBJFILE_OK && obj->verified))
 		return 0;
 	if (obj->status == OBJFILE_OK)

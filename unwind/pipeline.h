@@ -75,6 +75,13 @@ int ljs_pipe__proc(struct ljs_pipe *p, const struct procmap_desc *maps, size_t n
 int ljs_pipe__image(struct ljs_pipe *p, const char *path, const uint8_t *id, size_t idlen,
 		    const uint8_t *data, size_t len);
 
+/* A copy of a mapped file carried by the capture (symtab/elfcopy.h; *copy
+ * is taken over and emptied): used for the objects of build id (id, idlen)
+ * whose file is missing or another build.  Before the processes that map
+ * it.  0, -EINVAL or -ENOMEM. */
+struct elfcopy;
+int ljs_pipe__copy(struct ljs_pipe *p, const uint8_t *id, size_t idlen, struct elfcopy *copy);
+
 /* Kernel symbols (they accumulate); call __ksyms_done after the last. */
 int ljs_pipe__ksyms(struct ljs_pipe *p, const struct ksym *v, size_t n);
 int ljs_pipe__ksyms_done(struct ljs_pipe *p);
@@ -92,8 +99,9 @@ const struct ljs_pipe_stats *ljs_pipe__stats(const struct ljs_pipe *p);
 const struct ljs_walk_stats *ljs_pipe__walk_stats(const struct ljs_pipe *p);
 const struct native_unw_stats *ljs_pipe__native_stats(const struct ljs_pipe *p);
 
-/* Files needed for native frames that were missing or of another build:
- * one line each via cb.  Returns how many. */
+/* Files needed for native frames that were missing or of another build,
+ * and whether the capture's copy stood in for them: one line each via cb.
+ * Returns how many. */
 size_t ljs_pipe__missing(struct ljs_pipe *p, void (*cb)(void *arg, const char *line), void *arg);
 
 /* -- The walk in the terms of stack.h (also for callers that walk alone) -- */

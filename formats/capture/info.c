@@ -8,6 +8,7 @@
 #include <time.h>
 #include "formats/capture/info.h"
 #include "formats/capture/snapfile.h"
+#include "symtab/elfcopy.h"
 #include "symtab/intmap.h"
 #include "symtab/vec.h"
 
@@ -34,7 +35,35 @@ struct info {
 	char *procs;			/* process section text */
 	size_t procs_len;
 	FILE *pf;			/* writes procs */
+	uint64_t emb_raw, emb_bytes;	/* EMBED: section bytes, bytes in the file */
+	char *embeds;			/* one line per EMBED record */
+	size_t embeds_len;
+	FILE *ef;			/* writes embeds */
 };
+
+/* One line per copy of a mapped file (EMBED). */
+static void info__embed(struct info *in, const struct snapfile_embed *e, uint32_t size)
+{
+	char hex[2 * 64 + 1], what[64];
+	uint32_t i;
+
+	/* by hand: buildid__hex would link libelf into every reader of info */
+	for (i = 0; i < e->build_id_len && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", e->build_id[i]);
+	hex[2 * i] = 0;
+
+	/* the names elfcopy__what gives, without linking libelf into info */
+	snprintf(what, sizeof(what), "%s%s%s", (e->what & ELFCOPY_UNWIND) ? "unwind " : "",
+		 (e->what & ELFCOPY_SYMBOLS) ? "symbols " : "", (e->what & ELFCOPY_DEBUG) ? "debug " : "");
+	if (what[0])
+		what[strlen(what) - 1] = 0;
+	in->emb_raw += e->raw_len;
+	in->emb_bytes += size;
+	fprintf(in->ef, "  %s  build id %s  %s: %" PRIu64 " bytes of sections in %" PRIu32
+		" bytes (file %" PRIu64 " bytes)\n", e->path,
+		i ? hex : "none",
+		what[0] ? what : "headers", e->raw_len, size, e->size);
+}
 
 /* -- Samples per pid ------------------------------------------------------------ */
 
@@ -192,6 +221,9 @@ static int info__scan(struct info *in, struct snapfile_reader *r)
 		case SNAPFILE_REC_OBJECT:
 			in->obj_bytes += rec->object.len;
 			break;
+		case SNAPFILE_REC_EMBED:
+			info__embed(in, &rec->embed, rec->size);
+			break;
 		case SNAPFILE_REC_STATS:
 			err = info__stats(in, &rec->stats);
 			break;
@@ -249,8 +281,9 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 		in->nexit, in->procs ? in->procs : "");
 	fprintf(out, "\nrecords:   ");
 	for (k = 1; k < SNAPFILE_REC__MAX; k++)
-		fprintf(out, " %s %" PRIu64 "%s", snapfile__kind_name(k), st->per_kind[k],
-			k + 1 < SNAPFILE_REC__MAX ? "," : "");
+		if (k < SNAPFILE_REC_EMBED || st->per_kind[k])	/* older files: as before */
+			fprintf(out, "%s %s %" PRIu64, k > 1 ? "," : "", snapfile__kind_name(k),
+				st->per_kind[k]);
 	fprintf(out, "; unknown kinds skipped %" PRIu64 ", corrupt %" PRIu64 "\n", st->unknown,
 		st->corrupt);
 	if (in->npids) {
@@ -268,6 +301,10 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 	if (st->per_kind[SNAPFILE_REC_OBJECT])
 		fprintf(out, "objects:    %" PRIu64 " in-memory images (the vDSO), %" PRIu64 " bytes\n",
 			st->per_kind[SNAPFILE_REC_OBJECT], in->obj_bytes);
+	if (st->per_kind[SNAPFILE_REC_EMBED])
+		fprintf(out, "embedded:   %" PRIu64 " copies of mapped files, %" PRIu64 " bytes of "
+			"sections in %" PRIu64 " bytes (zstd)\n%s", st->per_kind[SNAPFILE_REC_EMBED],
+			in->emb_raw, in->emb_bytes, in->embeds ? in->embeds : "");
 	if (in->nstats) {
 		fprintf(out, "statistics (last STATS record):\n");
 		for (i = 0; i < in->nstats; i++)
@@ -303,13 +340,15 @@ int snapfile__print_info(const char *path, FILE *out)
 		goto out;
 	}
 	in.pf = open_memstream(&in.procs, &in.procs_len);
-	if (!in.pf) {
+	in.ef = open_memstream(&in.embeds, &in.embeds_len);
+	if (!in.pf || !in.ef) {
 		err = -ENOMEM;
 		goto out;
 	}
 	err = info__scan(&in, r);
 	fclose(in.pf);
-	in.pf = NULL;
+	fclose(in.ef);
+	in.pf = in.ef = NULL;
 	if (err)
 		goto out;
 	info__print_header(out, path, snapfile_reader__header(r));
@@ -318,7 +357,12 @@ out:
 	if (err && r)
 		fprintf(stderr, "%s: %s\n", path, snapfile__strerror(err));
 	snapfile_reader__close(r);
+	if (in.pf)
+		fclose(in.pf);
+	if (in.ef)
+		fclose(in.ef);
 	free(in.procs);
+	free(in.embeds);
 	free(in.pids);
 	intmap__exit(&in.bypid);
 	for (i = 0; i < in.nstats; i++)

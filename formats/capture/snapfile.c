@@ -58,6 +58,7 @@ const char *snapfile__kind_name(int kind)
 		[SNAPFILE_REC_STATS] = "stats",
 		[SNAPFILE_REC_END] = "end",
 		[SNAPFILE_REC_OBJECT] = "object",
+		[SNAPFILE_REC_EMBED] = "embed",
 	};
 
 	if (kind <= 0 || kind >= SNAPFILE_REC__MAX)

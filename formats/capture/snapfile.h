@@ -50,6 +50,7 @@ enum snapfile_kind {
 	SNAPFILE_REC_STATS = 6,
 	SNAPFILE_REC_END = 7,
 	SNAPFILE_REC_OBJECT = 8,
+	SNAPFILE_REC_EMBED = 9,
 	SNAPFILE_REC__MAX
 };
 
@@ -136,6 +137,23 @@ struct snapfile_object {
 	uint32_t len;
 };
 
+/* EMBED: what report needs from one mapped ELF file (symtab/elfcopy.h),
+ * once per build id; comes before the first PROCESS record that maps it.
+ * extents: (offset, length) u64 little-endian pairs, by offset; data: one
+ * zstd frame of the extents' bytes (raw_len of them), in that order. */
+struct snapfile_embed {
+	const char *path;		/* where the recorder read it (informational) */
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+	uint64_t size;			/* the file's size */
+	uint32_t what;			/* ELFCOPY_* bits: 1 unwind, 2 symbols, 4 debug info */
+	const uint8_t *extents;
+	uint32_t extents_len;		/* 16 bytes per extent */
+	uint64_t raw_len;
+	const uint8_t *data;
+	uint32_t len;
+};
+
 /* STATS: totals since the start of the recording; the last record wins. */
 struct snapfile_stat {
 	const char *name;
@@ -165,6 +183,7 @@ struct snapfile_rec {
 		struct snapfile_memory mem;
 		struct snapfile_ksyms ksyms;
 		struct snapfile_object object;
+		struct snapfile_embed embed;
 		struct snapfile_stats stats;
 		struct snapfile_end end;
 	};
@@ -187,6 +206,7 @@ int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *
 int snapfile_writer__memory(struct snapfile_writer *w, const struct snapfile_memory *m);
 int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, size_t n);
 int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o);
+int snapfile_writer__embed(struct snapfile_writer *w, const struct snapfile_embed *e);
 int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat *st, size_t n);
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */

@@ -484,7 +484,7 @@ int snapfile__decode_sample(struct mp_cur *c, uint32_t nfields, struct ljs_sampl
 	return c->err;
 }
 
-/* -- MEMORY, OBJECT, KSYMS, STATS, END ------------------------------------------------ */
+/* -- MEMORY, OBJECT, EMBED, KSYMS, STATS, END ------------------------------------------------ */
 
 /* MEMORY: [4, SNAPFILE_MEMORY_FIELDS]. */
 int snapfile__decode_memory(struct mp_cur *c, uint32_t nfields, struct snapfile_memory *r)
@@ -500,6 +500,17 @@ int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_
 {
 	memset(r, 0, sizeof(*r));
 	SR_ARRAY(SNAPFILE_OBJECT_FIELDS, nfields);
+	return c->err;
+}
+
+/* EMBED: [9, SNAPFILE_EMBED_FIELDS]. */
+int snapfile__decode_embed(struct mp_cur *c, uint32_t nfields, struct snapfile_embed *r,
+			   struct snapfile_arena *a)
+{
+	memset(r, 0, sizeof(*r));
+	SR_ARRAY(SNAPFILE_EMBED_FIELDS, nfields);
+	if (!c->err && r->extents_len % 16)
+		mp_cur__fail(c, "embed extents are not 16-byte pairs");
 	return c->err;
 }
 

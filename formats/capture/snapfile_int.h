@@ -60,6 +60,8 @@ int snapfile__decode_process(struct mp_cur *c, uint32_t nfields, struct snapfile
 int snapfile__decode_sample(struct mp_cur *c, uint32_t nfields, struct ljs_sample *s,
 			    const struct snapfile_regmap *rm);
 int snapfile__decode_memory(struct mp_cur *c, uint32_t nfields, struct snapfile_memory *m);
+int snapfile__decode_embed(struct mp_cur *c, uint32_t nfields, struct snapfile_embed *e,
+			   struct snapfile_arena *a);
 int snapfile__decode_object(struct mp_cur *c, uint32_t nfields, struct snapfile_object *o,
 			    struct snapfile_arena *a);
 int snapfile__decode_ksyms(struct mp_cur *c, uint32_t nfields, struct snapfile_ksyms *k,

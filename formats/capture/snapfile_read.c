@@ -421,6 +421,9 @@ static int snapfile_reader__decode(struct snapfile_reader *r, uint32_t len, stru
 		case SNAPFILE_REC_OBJECT:
 			snapfile__decode_object(&c, n - 1, &rec->object, &r->rec);
 			break;
+		case SNAPFILE_REC_EMBED:
+			snapfile__decode_embed(&c, n - 1, &rec->embed, &r->rec);
+			break;
 		default:
 			/* Unknown kinds (and a repeated header) are skipped. */
 			r->st.unknown++;

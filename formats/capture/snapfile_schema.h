@@ -148,6 +148,16 @@
 	FIELD("build_id", (build_id, build_id_len), bin, 1)		\
 	FIELD("bytes",    (data, len),    bin,      1)
 
+/* EMBED: [9, ...]; struct snapfile_embed. */
+#define SNAPFILE_EMBED_FIELDS(FIELD)					\
+	FIELD("path",     path,           str,      1)			\
+	FIELD("build_id", (build_id, build_id_len), bin, 1)		\
+	FIELD("size",     size,           u64,      1)			\
+	FIELD("what",     what,           u32,      1)			\
+	FIELD("extents",  (extents, extents_len), bin, 1)		\
+	FIELD("raw",      raw_len,        u64,      1)			\
+	FIELD("zstd",     (data, len),    bin,      1)
+
 /* -- Counting ---------------------------------------------------------------- */
 
 #define SNAPFILE__ONE(key, member, type, cond) + 1

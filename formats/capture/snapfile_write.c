@@ -410,6 +410,24 @@ int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_obj
 	return snapfile_writer__end(w);
 }
 
+/* EMBED: [9, SNAPFILE_EMBED_FIELDS]. */
+int snapfile_writer__embed(struct snapfile_writer *w, const struct snapfile_embed *r)
+{
+	int err;
+
+	if (!r->path || (r->len && !r->data) || (r->build_id_len && !r->build_id) ||
+	    (r->extents_len && !r->extents))
+		return -EINVAL;
+	if ((uint64_t)r->len + r->extents_len + r->build_id_len + strlen(r->path) >
+	    SNAPFILE_FRAME_MAX - 256)
+		return -E2BIG;
+	err = snapfile_writer__begin(w, SNAPFILE_REC_EMBED, SNAPFILE_NFIELDS(SNAPFILE_EMBED_FIELDS));
+	if (err)
+		return err;
+	SNAPFILE_EMBED_FIELDS(SW_POS)
+	return snapfile_writer__end(w);
+}
+
 /* KSYMS: [5, SNAPFILE_KSYMS_FIELDS], SNAPFILE_KSYMS_PER_REC symbols per record. */
 int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, size_t n)
 {

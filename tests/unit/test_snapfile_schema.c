@@ -33,6 +33,8 @@ struct full {
 	struct snapfile_memory mem;
 	struct ksym ksyms[2];
 	struct snapfile_object obj;
+	uint8_t extents[32], zdata[6];
+	struct snapfile_embed emb;
 	struct snapfile_stat stats[3];
 };
 
@@ -125,6 +127,12 @@ static void full_init(struct full *f)
 	f->ksyms[1] = (struct ksym){ 0xffffffffc0001234ull, "ext4_read", "ext4" };
 	memcpy(f->objdata, "\x7f" "ELFvdso!", 9);
 	f->obj = (struct snapfile_object){ "[vdso]", f->bid, 4, f->objdata, 9 };
+	for (i = 0; i < sizeof(f->extents); i++)
+		f->extents[i] = (uint8_t)(i * 7 + 1);
+	memcpy(f->zdata, "zstd!!", 6);
+	f->emb = (struct snapfile_embed){ "/usr/bin/luajit", f->bid, 4, val(4, 64),
+					  (uint32_t)val(1, 32), f->extents, 32, val(3, 64),
+					  f->zdata, 6 };
 	f->stats[0] = (struct snapfile_stat){ "samples_written", val(1, 64) };
 	f->stats[1] = (struct snapfile_stat){ "samples_lost", 0 };
 	f->stats[2] = (struct snapfile_stat){ "big", UINT64_MAX };
@@ -153,6 +161,8 @@ static int full_write(const struct full *f, const char *path)
 	if (!err)
 		err = snapfile_writer__object(w, &f->obj);
 	if (!err)
+		err = snapfile_writer__embed(w, &f->emb);
+	if (!err)
 		err = snapfile_writer__close(w);
 	else
 		snapfile_writer__close(w);
@@ -171,7 +181,8 @@ static const struct { uint32_t len, crc; } known[] = {
 	{ 46, 0x86ca58bb },	/* KSYMS */
 	{ 48, 0x0ed62345 },	/* STATS */
 	{ 26, 0xd7ea50d2 },	/* OBJECT */
-	{ 12, 0x7dd0835e },	/* END */
+	{ 82, 0xfdc3d0a0 },	/* EMBED */
+	{ 12, 0x0ad7b3c8 },	/* END (9 records before it since EMBED was added) */
 };
 
 /* The writer turns the fixed input into the frozen bytes. */
@@ -352,6 +363,7 @@ static void check_all_set(const struct full *f)
 	static const struct snapfile_ksyms ks0;
 	static const struct snapfile_stats st0;
 	static const struct snapfile_object o0;
+	static const struct snapfile_embed em0;
 	const char *what = "set";
 	struct snapfile_header h = f->hdr;
 	struct snapfile_ksyms ks = { 2, f->ksyms };
@@ -373,6 +385,7 @@ static void check_all_set(const struct full *f)
 	{ const struct ksym *x = &f->ksyms[1], *y = &k0; SNAPFILE_KSYM_FIELDS(SET_FIELD) }
 	{ const struct snapfile_stats *x = &st, *y = &st0; SNAPFILE_STATS_FIELDS(SET_FIELD) }
 	{ const struct snapfile_object *x = &f->obj, *y = &o0; SNAPFILE_OBJECT_FIELDS(SET_FIELD) }
+	{ const struct snapfile_embed *x = &f->emb, *y = &em0; SNAPFILE_EMBED_FIELDS(SET_FIELD) }
 	{ const struct snapfile_end *x = &e, *y = &e0; SNAPFILE_END_FIELDS(SET_FIELD) }
 }
 
@@ -381,13 +394,14 @@ static void check_read_back(const struct full *f, const char *path)
 {
 	struct snapfile_ksyms ks = { 2, f->ksyms };
 	struct snapfile_stats st = { 3, f->stats };
-	struct snapfile_end e = { 8 };	/* frames before END, header included */
+	struct snapfile_end e = { 9 };	/* frames before END, header included */
 	struct snapfile_header h = f->hdr;
 	struct snapfile_reader *r;
 	struct snapfile_rec *rec = malloc(sizeof(*rec));
-	static const enum snapfile_kind order[8] = {
+	static const enum snapfile_kind order[9] = {
 		SNAPFILE_REC_PROCESS, SNAPFILE_REC_PROCESS, SNAPFILE_REC_SAMPLE, SNAPFILE_REC_MEMORY,
-		SNAPFILE_REC_KSYMS, SNAPFILE_REC_STATS, SNAPFILE_REC_OBJECT, SNAPFILE_REC_END,
+		SNAPFILE_REC_KSYMS, SNAPFILE_REC_STATS, SNAPFILE_REC_OBJECT, SNAPFILE_REC_EMBED,
+		SNAPFILE_REC_END,
 	};
 	const char *what = "header";
 	int err, k = 0;
@@ -418,14 +432,16 @@ static void check_read_back(const struct full *f, const char *path)
 			  SNAPFILE_STATS_FIELDS(SAME_FIELD) break; }
 		case 6: { const struct snapfile_object *x = &rec->object, *y = &f->obj;
 			  SNAPFILE_OBJECT_FIELDS(SAME_FIELD) break; }
-		case 7: { const struct snapfile_end *x = &rec->end, *y = &e;
+		case 7: { const struct snapfile_embed *x = &rec->embed, *y = &f->emb;
+			  SNAPFILE_EMBED_FIELDS(SAME_FIELD) break; }
+		case 8: { const struct snapfile_end *x = &rec->end, *y = &e;
 			  SNAPFILE_END_FIELDS(SAME_FIELD) break; }
 		default:
 			CHECKF(0, "unexpected record %d (%s)", k, what);
 		}
-		CHECKF(k <= 8 && rec->kind == order[k - 1], "record %d is a %s", k, what);
+		CHECKF(k <= 9 && rec->kind == order[k - 1], "record %d is a %s", k, what);
 	}
-	CHECKF(k == 8, "%d records read back", k);
+	CHECKF(k == 9, "%d records read back", k);
 	CHECK(snapfile_reader__stats(r)->clean_end && snapfile_reader__stats(r)->corrupt == 0);
 out:
 	snapfile_reader__close(r);
@@ -525,6 +541,9 @@ static void check_frame_keys(const msgpack_object *a, size_t k)
 		break;
 	case SNAPFILE_REC_OBJECT:
 		CHECK(n == SNAPFILE_NFIELDS(SNAPFILE_OBJECT_FIELDS));
+		break;
+	case SNAPFILE_REC_EMBED:
+		CHECK(n == SNAPFILE_NFIELDS(SNAPFILE_EMBED_FIELDS));
 		break;
 	case SNAPFILE_REC_END:
 		CHECKF(n == 1 && keys_are(v, end, SNAPFILE_NFIELDS(SNAPFILE_END_FIELDS)),

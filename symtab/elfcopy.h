@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * elfcopy.h -- what report needs from one ELF file, copied so that a capture
+ * can carry it (docs/capture-format.md, EMBED), and the file rebuilt from
+ * the copy on another machine.
+ *
+ * The copy is a sparse image of the file: byte ranges ("extents") at their
+ * file offsets.  It holds the ELF header, the program headers (load biases,
+ * PT_GNU_EH_FRAME, PT_NOTE), the section header table, and the contents of
+ * the kept sections: the build id notes and .gnu_debuglink, .shstrtab, the
+ * unwind tables (.eh_frame, .eh_frame_hdr, .debug_frame), the symbol tables
+ * (.symtab, .dynsym, their string tables, .gnu_debugdata) and, on request,
+ * the DWARF line and inline information (.debug_*).  Every other section
+ * stays in the section header table as SHT_NOBITS, as in a separate debug
+ * file (objcopy --only-keep-debug), so that section indexes (st_shndx) keep
+ * their meaning and no reader takes the missing bytes for zeros.  Code and
+ * read-only data are not copied: CFI unwinding needs none of them.
+ *
+ * Rebuilt (elfcopy__memfd), the image is a file of the original size whose
+ * holes read as zeros; libelf, libdw and libbfd open it like the original.
+ */
+#ifndef LJSNAP_SYMTAB_ELFCOPY_H
+#define LJSNAP_SYMTAB_ELFCOPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a copy holds (bits). */
+#define ELFCOPY_UNWIND	0x1u	/* .eh_frame, .eh_frame_hdr, .debug_frame */
+#define ELFCOPY_SYMBOLS	0x2u	/* .symtab, .dynsym, their strings, .gnu_debugdata */
+#define ELFCOPY_DEBUG	0x4u	/* .debug_* other than .debug_frame: lines, inlines */
+
+#define ELFCOPY_MAX_EXTENTS	4096	/* ranges in one copy (a file has < 100 sections) */
+
+struct elfcopy_extent {
+	uint64_t offset, len;		/* file offset, bytes */
+};
+
+struct elfcopy {
+	uint64_t size;			/* the file's size */
+	uint32_t what;			/* ELFCOPY_* bits actually found */
+	struct elfcopy_extent *ext;	/* by offset, not overlapping */
+	size_t n;
+	uint8_t *data;			/* the extents' bytes, in order */
+	size_t len;			/* sum of the extents' lengths */
+};
+
+/* Copy from the ELF file open at fd what `what` asks for (ELFCOPY_UNWIND
+ * and ELFCOPY_SYMBOLS are always taken).  0, -ENOEXEC (not ELF, or its
+ * headers are out of the file), -E2BIG (too many extents), -errno. */
+int elfcopy__extract(int fd, uint32_t what, struct elfcopy *out);
+
+/* Take a copy read back from a capture: the extents (n of them) and their
+ * bytes (len in all), both copied.  0, -EINVAL (extents out of order, past
+ * size, or not adding up to len), -ENOMEM. */
+int elfcopy__init(struct elfcopy *c, uint64_t size, uint32_t what,
+		  const struct elfcopy_extent *ext, size_t n, const uint8_t *data, size_t len);
+
+void elfcopy__exit(struct elfcopy *c);
+
+/* Rebuild the file in a new memfd (sparse, close-on-exec); *fd is set.
+ * 0 or -errno. */
+int elfcopy__memfd(const struct elfcopy *c, int *fd);
+
+#endif /* LJSNAP_SYMTAB_ELFCOPY_H */
