@@ -152,6 +152,9 @@ struct ljw_frame {
 	uint64_t cfunc;		/* C entry of a C function or builtin */
 	uint64_t L;		/* thread the frame lives in */
 	uint64_t frame;		/* frame slot address (BASE - 8) */
+	uint64_t cframe;	/* the C frame of the VM entry running this frame (L->cframe
+				 * chain, lj_frame.h CFRAME_*): a native stack address,
+				 * inside the native frame of that entry; 0 unknown */
 	int ffid;		/* 0 Lua, 1 C, >= 2 builtin */
 	int line;		/* current line, -1 unknown, 0 no line info */
 	int linedefined;	/* GCproto.firstline (0 main chunk, -1 builtin bytecode) */
