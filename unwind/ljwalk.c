@@ -753,6 +753,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 		out->end = LJW_END_ERROR;
 		goto out;
 	}
+	if (!ljw__on_stack(w, L)) {
+		out->end = LJW_END_OTHER_THREAD;
+		goto out;
+	}
 	vc = vmstate__class(lay, vmstate);
 	out->vmstate = vmstate;
 	out->vmstate_name = vmclass__name(vc);

@@ -2,7 +2,7 @@
 /*
  * ljwalk_cframe.c -- the C frames (cframes) of the entries into the VM, as
  * the walker checks them: whether the innermost entry has linked its first
- * frame yet.  A C frame is where an entry (vm_x64.dasc lj_vm_call,
+ * frame yet, and whether the sampled thread runs that VM at all.  A C frame is where an entry (vm_x64.dasc lj_vm_call,
  * lj_vm_pcall, lj_vm_cpcall, lj_vm_resume) saved its registers, on the
  * native stack (lj_frame.h CFRAME_*); L->cframe holds the innermost, each
  * the one before.
@@ -39,4 +39,24 @@ int ljw__cf_unlinked(struct ljw *w, uint64_t cf, uint64_t L, uint64_t base, uint
 		return 0;
 	type = (int)(fr.ftsz & 7);
 	return type != LJD_FRAME_C && type != LJD_FRAME_CP;
+}
+
+/*
+ * Does the sampled thread run L now?  A global_State the BPF program did
+ * not read from this thread's registers (its per-thread cache, the
+ * process's hint) may be the VM of another thread; L->cframe of the
+ * running lua_State is the native stack address of its innermost entry
+ * into the VM, so it lies on the stack of the thread (or fiber) that runs
+ * it.  1 when it lies in ljw_opts.stack_lo/hi, or nothing can be checked
+ * (no range; L unreadable, which the walk reports itself; L->cframe NULL,
+ * not in Lua).
+ */
+int ljw__on_stack(struct ljw *w, uint64_t L)
+{
+	uint64_t cf;
+
+	if (!w->o->stack_hi || ljd__ptr(&w->d, L + w->d.lay->l_cframe, &cf))
+		return 1;
+	cf &= ~(uint64_t)3;
+	return !cf || (cf >= w->o->stack_lo && cf < w->o->stack_hi);
 }

@@ -96,6 +96,9 @@ int ljw__resumed_from_c(struct ljw *w, uint64_t L);
 /* 1 when the VM entry of C frame cf (L's innermost) has not linked its first
  * frame yet, so the top frame at base belongs to the entry before. */
 int ljw__cf_unlinked(struct ljw *w, uint64_t cf, uint64_t L, uint64_t base, uint64_t Lbase);
+/* 1 when the sampled thread runs L now (its C frame on ljw_opts' stack), or
+ * nothing can be checked; 0 when L is another thread's. */
+int ljw__on_stack(struct ljw *w, uint64_t L);
 
 /* -- Arena (ljwalk_proto.c) -- */
 void ljw__arena_reset(struct ljw *w);

@@ -458,6 +458,29 @@ static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const str
 	return 1;
 }
 
+/*
+ * The sampled thread's stack, for the walker's check that the VM it finds
+ * runs on this thread (ljw_opts.stack_lo/hi): the anonymous mapping that
+ * holds the sample's SP, else (a thread created after the process was
+ * described) the sample's copy of its user stack; 0, 0 when neither is
+ * known.
+ */
+static void thread_stack(const struct ljs_proc *p, const struct ljs_sample *s,
+			 struct ljw_opts *wo)
+{
+	const struct procmap_ent *e = p->pm && (s->flags & LJS_SAMPLE_F_REGS_VALID) ?
+				      procmap__find(p->pm, s->regs.sp) : NULL;
+	const struct ljs_section *us = ljs_sample__section(s, LJS_SEC_USTACK, -1);
+
+	if (e && !e->obj && e->start <= s->regs.sp && s->regs.sp < e->end) {
+		wo->stack_lo = e->start;
+		wo->stack_hi = e->end;
+	} else if (us && us->len) {
+		wo->stack_lo = us->addr;
+		wo->stack_hi = us->addr + us->len;
+	}
+}
+
 /* Walk the sample's Lua frames (from the innermost VM frame's registers when
  * the native unwind found one): the walk, or NULL when there is none. */
 static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_proc *p,
@@ -470,6 +493,7 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 
 	if (!p->has_luajit || !(s->flags & LJS_SAMPLE_F_LUAJIT))
 		return NULL;
+	thread_stack(p, s, &wo);
 	vm = ns ? native_stack__find(ns, p->vm_lo, p->vm_hi) : -1;
 	if (vm >= 0) {
 		native_frame__to_ljs_regs(&ns->frames[vm], &vmr);
@@ -514,7 +538,8 @@ int ljs_pipe__sample(struct ljs_pipe *r, const struct ljs_proc *p, const struct 
 	have_ns = native_unwind(r, p, s, &ns);
 	lua = lua_walk(r, p, s, ms, have_ns ? &ns : NULL);
 	out->lua = lua;
-	out->vm = lua && lua->end != LJW_END_NO_LUA ? (int)ljs_walk__vm(lua) : -1;
+	out->vm = lua && lua->end != LJW_END_NO_LUA && lua->end != LJW_END_OTHER_THREAD ?
+		  (int)ljs_walk__vm(lua) : -1;
 	count_walk(r, p, lua, out);
 
 	if (!(r->flags & (LJS_PIPE_LUA_ONLY | LJS_PIPE_NO_KERNEL)))
