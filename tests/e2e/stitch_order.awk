@@ -28,7 +28,8 @@ function lua(f) {
 	if (f ~ /^\[(JIT compiler|GC|trace exit)\]$/ || f ~ /^\[unknown/) return 1
 	if (f ~ /^(builtin#[0-9]+|C:0x[0-9a-f]+)$/) return 1
 	if (f ~ /^[a-z_]+\.[a-z_]+$/) return 1	# library builtins: table.sort, ffi.cdef
-	return f ~ /^(load|loadstring|loadfile|dofile|require|pcall|xpcall|error|assert|select|type|next|pairs|ipairs|tostring|tonumber|rawget|rawset|rawequal|rawlen|setmetatable|getmetatable|setfenv|getfenv|unpack|newproxy|collectgarbage|print|gcinfo|module)$/
+	# the base library's builtins (unwind/ljwalk_ffnames.c), require and module
+	return f ~ /^(assert|collectgarbage|dofile|error|gcinfo|getfenv|getmetatable|ipairs|ipairs_aux|load|loadfile|loadstring|newproxy|next|pairs|pcall|print|rawequal|rawget|rawset|select|setfenv|setmetatable|tonumber|tostring|type|unpack|xpcall|require|module)$/
 }
 function collapse(line,    n, i, k, fr, out, prev, tok) {
 	k = split(line, fr, ";")
