@@ -48,7 +48,7 @@ set -- $(awk -v s="$q" '
 	}
 	END { print spin + 0, spin_lua + 0, lua + 0, chain + 0 }' "$TMPD/folded")
 spin=$1; spin_lua=$2; lua=$3; chain=$4
-other=$(awk '/Lua state of another thread/ { print $NF }' "$TMPD/text")
+other=$(awk '/Lua state of another thread or fiber/ { print $NF }' "$TMPD/text")
 note "spinner: $spin samples, $spin_lua with Lua frames; report: ${other:-0} of another thread"
 note "lua_main: $lua samples, $chain with main chunk -> outer -> inner"
 [ "$spin" -ge 200 ] || fail "only $spin samples of the spinning thread"
