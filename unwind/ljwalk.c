@@ -608,7 +608,8 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		out->end = LJW_END_ERROR;
 		return;
 	}
-	if ((vc == VC_C || vc == VC_GC) && ljw__cf_unlinked(w, t.cf, t.L, base, Lbase)) {
+	if (vc != VC_TRACE && vc != VC_EXIT && vc != VC_COMPILER &&
+	    ljw__cf_unlinked(w, t.cf, t.L, base, Lbase)) {
 		uint64_t savepc;
 
 		cf__pop(w, &t);
