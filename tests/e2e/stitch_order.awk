@@ -21,13 +21,14 @@
 # `load`.  One activation has no frame in the mixed view: the one
 # lua_cpcall enters to run luajit's pmain, a C function whose Lua-side frame
 # is dropped since its native frame is there; its VM token is dropped from
-# the native-only stacks.  Prints "samples N misordered M".
+# both views (a sample without Lua frames keeps it in the mixed view).
+# Prints "samples N misordered M".
 function lua(f) {
 	if (f ~ /\.lua(:[0-9]+)?(_\[[ij]\])?$/ || f ~ /^main / || f ~ /^function </) return 1
 	if (f ~ /_\[[ij]\]$/ && f !~ /^lj_|^luaJIT_/) return 1
 	if (f ~ /^\[(JIT compiler|GC|trace exit)\]$/ || f ~ /^\[unknown/) return 1
 	if (f ~ /^(builtin#[0-9]+|C:0x[0-9a-f]+)$/) return 1
-	if (f ~ /^[a-z_]+\.[a-z_]+$/) return 1	# library builtins: table.sort, ffi.cdef
+	if (f ~ /^[a-z_]+(\.[a-z_]+)+$/) return 1	# library builtins: table.sort, ffi.meta.__eq
 	# the base library's builtins (unwind/ljwalk_ffnames.c), require and module
 	return f ~ /^(assert|collectgarbage|dofile|error|gcinfo|getfenv|getmetatable|ipairs|ipairs_aux|load|loadfile|loadstring|newproxy|next|pairs|pcall|print|rawequal|rawget|rawset|select|setfenv|setmetatable|tonumber|tostring|type|unpack|xpcall|require|module)$/
 }
@@ -47,7 +48,8 @@ function collapse(line,    n, i, k, fr, out, prev, tok) {
 	n = $NF; sub(/ [0-9]+$/, "")
 	if (entry != "" && index($0, ";" entry ";") != index($0, ";")) next
 	key = collapse($0)
-	if (FILENAME == ARGV[1]) { sub(/;lua_cpcall;VM;/, ";lua_cpcall;", key); nat[key] += n }
+	sub(/;lua_cpcall;VM;/, ";lua_cpcall;", key)
+	if (FILENAME == ARGV[1]) nat[key] += n
 	else { mix[key] += n; total += n }
 }
 END {

@@ -24,9 +24,10 @@
 # stopped early keeps its Lua frames below it).  Before the fix the n-th VM
 # activation took the n-th Lua activation, so the frameless entries moved the
 # parser's frames above the main chunk: 61% of the samples misordered in
-# "load", 41% in "jit", 15% in "ffi".  Asserted: at most 5% misordered in
-# every case (a VM entry sampled before its first frame is linked, or while
-# tracing, can still land one activation off), the stitched chain present
+# "load", 40% in "jit", 13% in "ffi", 1% in "gc" (0 in each after it).
+# Asserted: at most 1% misordered in every case (the two instructions of
+# BC_FUNCC that look like an entry not yet linked may put a sample one
+# activation off, see unwind/ljwalk_cframe.c), the stitched chain present
 # (main chunk -> work -> reenter or sort_part, in that order, in >= 30% of
 # the samples), and each case's re-entering code below its Lua caller:
 #   load: lua_loadx after "load" (root first), never before the main chunk;
@@ -61,9 +62,7 @@ for case in load:-joff jit:-jon ffi:-jon gc:-jon; do
 	total=$2; bad=$4
 	[ "$total" -ge 200 ] || fail "$mode: only $total samples unwound to _start"
 	note "$mode: $bad of $total samples misordered ($(pct "$bad" "$total")%)"
-	[ $(( 100 * bad )) -le $(( 5 * total )) ] || {
-		awk -f "$ORDER" "$TMPD/$mode.native" "$TMPD/$mode.mixed" >&2
-		fail "$mode: $bad of $total samples misordered (> 5%)"; }
+	[ $(( 100 * bad )) -le "$total" ] || fail "$mode: $bad of $total samples misordered (> 1%)"
 	# share NAME ERE: samples of the mixed view whose stack matches ERE
 	share() {
 		awk -v re="$2" '{ n = $NF; t += n; if ($0 ~ re) s += n } END { print s + 0, t + 0 }' "$TMPD/$mode.mixed"
