@@ -49,6 +49,7 @@ struct ljw_frame *ljw__frame_push(struct ljw *w)
 	f->pos = -1;
 	f->line = -1;
 	f->traceno = -1;
+	f->cframe = w->cf_now;
 	return f;
 }
 
@@ -65,6 +66,7 @@ static void frames__append(struct ljw *w, const struct ljw_frame *src, size_t n)
 			return;
 		}
 		*f = src[i];
+		f->cframe = w->cf_now;	/* inlined into the trace: its activation */
 	}
 }
 
@@ -144,6 +146,7 @@ static enum ljw_reason thr__init(struct ljw *w, struct thr *t, uint64_t L, uint6
 	uint8_t gct;
 
 	memset(t, 0, sizeof(*t));
+	w->cf_now = 0;
 	t->L = L;
 	t->first = 1;
 	if (L == 0)
@@ -160,7 +163,7 @@ static enum ljw_reason thr__init(struct ljw *w, struct thr *t, uint64_t L, uint6
 	t->stack = stack;
 	t->end = stack + 8 * (uint64_t)stacksize;
 	t->bot = stack + 8 * (uint64_t)w->d.fr2;
-	t->cf = cframe & ~(uint64_t)3;
+	t->cf = w->cf_now = cframe & ~(uint64_t)3;
 	return LJW_R_NONE;
 }
 
@@ -262,7 +265,7 @@ static void cf__skip(struct ljw *w, struct thr *t, uint64_t f)
 			return;
 		if (ljd__cf_prev(&w->d, t->cf, &prev))
 			prev = 0;
-		t->cf = prev & ~(uint64_t)3;
+		t->cf = w->cf_now = prev & ~(uint64_t)3;
 	}
 }
 
@@ -275,7 +278,7 @@ static void cf__pop(struct ljw *w, struct thr *t)
 		return;
 	if (ljd__cf_prev(&w->d, t->cf, &prev))
 		prev = 0;
-	t->cf = prev & ~(uint64_t)3;
+	t->cf = w->cf_now = prev & ~(uint64_t)3;
 }
 
 /* Where the walk of one thread is. */
@@ -605,6 +608,19 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		out->end = LJW_END_ERROR;
 		return;
 	}
+	if (vc != VC_TRACE && vc != VC_EXIT && vc != VC_COMPILER &&
+	    ljw__cf_unlinked(w, t.cf, t.L, base, Lbase)) {
+		uint64_t savepc;
+
+		cf__pop(w, &t);
+		for (i = 0; i < w->nframes; i++)	/* the pseudo frames above */
+			w->frames[i].cframe = t.cf;
+		if (!pc && t.cf && ljd__cf_pc(&w->d, t.cf, &savepc) == 0 && savepc != t.L &&
+		    base__pos(w, base, savepc) >= 0) {
+			pc = savepc;
+			out->pc_src = LJW_SRC_SAVE_PC;
+		}
+	}
 	if (vc == VC_TRACE) {
 		const struct ljw_frame *inl;
 		size_t ninl = ljw__trace_top(w, out, L, base, &pc, &top_fn, &inl);
@@ -708,6 +724,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->ts.traceno = -1;
 	w->nframes = 0;
 	w->nomem = 0;
+	w->cf_now = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
 	w->s = s;
@@ -735,6 +752,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	if (err != LJW_R_NONE) {
 		frame__unknown(w, out, err, 0, 0);
 		out->end = LJW_END_ERROR;
+		goto out;
+	}
+	if (!ljw__on_stack(w, L)) {
+		out->end = LJW_END_OTHER_THREAD;
 		goto out;
 	}
 	vc = vmstate__class(lay, vmstate);

@@ -76,6 +76,9 @@ enum ljw_end {
 	LJW_END_ERROR,		/* stopped at an [unknown] frame */
 	LJW_END_C_RESUME,	/* bottom of a coroutine resumed from C (lua_resume, as
 				 * OpenResty runs every request): complete */
+	LJW_END_OTHER_THREAD,	/* the running lua_State's C frame is not on the sampled
+				 * thread's stack (ljw_opts.stack_lo/hi): a VM another
+				 * thread (or fiber) runs; no frames */
 	LJW__END_MAX
 };
 
@@ -152,6 +155,9 @@ struct ljw_frame {
 	uint64_t cfunc;		/* C entry of a C function or builtin */
 	uint64_t L;		/* thread the frame lives in */
 	uint64_t frame;		/* frame slot address (BASE - 8) */
+	uint64_t cframe;	/* the C frame of the VM entry running this frame (L->cframe
+				 * chain, lj_frame.h CFRAME_*): a native stack address,
+				 * inside the native frame of that entry; 0 unknown */
 	int ffid;		/* 0 Lua, 1 C, >= 2 builtin */
 	int line;		/* current line, -1 unknown, 0 no line info */
 	int linedefined;	/* GCproto.firstline (0 main chunk, -1 builtin bytecode) */
@@ -204,6 +210,12 @@ struct ljw_opts {
 	 * when vmstate does not name it (arm64-style builds, RIP known to be in
 	 * an anonymous executable mapping); 0 = never scan. */
 	uint32_t trace_scan;
+	/* The sampled thread's stack [stack_lo, stack_hi): the mapping that holds
+	 * regs.sp.  The running lua_State's L->cframe, a native stack address
+	 * (vm_x64.dasc), must lie there, else the VM is another thread's (a g
+	 * the BPF program took from its per-thread cache or the process's hint)
+	 * and the walk ends with LJW_END_OTHER_THREAD.  0, 0: no check. */
+	uint64_t stack_lo, stack_hi;
 };
 
 struct ljw;

@@ -157,6 +157,7 @@ const char *ljw_end__name(enum ljw_end e)
 		[LJW_END_NO_LUA] = "no_lua",
 		[LJW_END_ERROR] = "error",
 		[LJW_END_C_RESUME] = "c_resume",
+		[LJW_END_OTHER_THREAD] = "other_thread",
 	};
 
 	if ((unsigned)e >= LJW__END_MAX || !names[e])

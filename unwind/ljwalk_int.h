@@ -3,7 +3,8 @@
  * ljwalk_int.h -- internals shared by the walker's files (ljwalk.c: frame
  * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;
  * ljwalk_name.c: name inference; ljwalk_trace.c: JIT traces;
- * ljwalk_fmt.c: traceback formatting).  Not a public interface.
+ * ljwalk_cframe.c: C frames of the VM entries; ljwalk_fmt.c: traceback
+ * formatting).  Not a public interface.
  *
  * The files depend one way: ljwalk.c calls the others, ljwalk_trace.c
  * calls ljwalk_proto.c and ljwalk_name.c, ljwalk_name.c calls
@@ -72,6 +73,7 @@ struct ljw {
 	const struct ljs_sample *s;
 	const struct ljw_opts *o;
 	uint64_t g, mainL;
+	uint64_t cf_now;	/* the walked thread's current C frame: stamps pushed frames */
 	/* traces: decoder buffers (kept across walks) and this walk's trace */
 	const struct memsrc *ms_mem;	/* trace memory without the sample windows */
 	struct ljt tr;
@@ -89,6 +91,14 @@ struct ljw_frame *ljw__frame_push(struct ljw *w);
 uint64_t ljw__resumer(const struct ljs_sample *s, uint32_t depth);
 /* 1 when coroutine L was resumed from C (see ljwalk_resume.c), else 0. */
 int ljw__resumed_from_c(struct ljw *w, uint64_t L);
+
+/* -- C frames (ljwalk_cframe.c) -- */
+/* 1 when the VM entry of C frame cf (L's innermost) has not linked its first
+ * frame yet, so the top frame at base belongs to the entry before. */
+int ljw__cf_unlinked(struct ljw *w, uint64_t cf, uint64_t L, uint64_t base, uint64_t Lbase);
+/* 1 when the sampled thread runs L now (its C frame on ljw_opts' stack), or
+ * nothing can be checked; 0 when L is another thread's. */
+int ljw__on_stack(struct ljw *w, uint64_t L);
 
 /* -- Arena (ljwalk_proto.c) -- */
 void ljw__arena_reset(struct ljw *w);

@@ -7,11 +7,15 @@
  * The native unwinder (unwind/native.c) gives the user stack as the CPU saw
  * it: each entry into the LuaJIT VM (lj_vm_call, lj_vm_pcall, lj_vm_resume,
  * lj_vm_cpcall, or the trace code running in such an activation) is one
- * native frame.  The walker (unwind/ljwalk.c) gives the Lua frames, which
- * split into activations at every entry from C (FRAME_C/FRAME_CP links) and
- * at every coroutine boundary.  Innermost first, the n-th VM frame is
- * replaced by the n-th Lua activation; a Lua-side C-function frame is
- * dropped when its native frames are already there.
+ * native frame.  The walker (unwind/ljwalk.c) gives the Lua frames, each
+ * tagged with the C frame of the entry that runs it (ljw_frame.cframe, a
+ * native stack address), which split into activations at every change of
+ * it, every entry from C (FRAME_C/FRAME_CP links) and every coroutine
+ * boundary.  Each activation goes at the native frame that holds its C
+ * frame, replacing it when it is a VM frame; entries without Lua frames
+ * (lj_vm_cpcall running the parser or the trace recorder) keep theirs; a
+ * Lua-side C-function frame is dropped when its native frames are already
+ * there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -348,14 +352,20 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 	return 0;
 }
 
-/* End of the Lua activation that starts at frame i (exclusive). */
+/* End of the Lua activation that starts at frame i (exclusive): its frames
+ * share one C frame (ljw_frame.cframe); it also ends at an entry from C and
+ * at a coroutine boundary. */
 static size_t activation_end(const struct ljw_stack *ls, size_t i)
 {
+	uint64_t cf = ls->frames[i].cframe;
+
 	for (; i < ls->nframes; i++) {
 		if (ls->frames[i].flags & LJW_F_CCALL)
 			return i + 1;	/* entered from C: the bottom of this activation */
 		if (i + 1 < ls->nframes && (ls->frames[i + 1].flags & LJW_F_COROUTINE_BOUNDARY))
 			return i + 1;	/* the resumer's frames run in another activation */
+		if (i + 1 < ls->nframes && ls->frames[i + 1].cframe != cf)
+			return i + 1;	/* run by another VM entry */
 	}
 	return ls->nframes;
 }
@@ -372,26 +382,52 @@ static int is_vm_frame(const struct ljs_proc *p, const struct native_frame *f)
 	return (f->map_flags & NATIVE_MAP_ANON) || f->map < 0;
 }
 
-/* Native frames with the Lua activations spliced in. */
+/*
+ * Does the Lua activation with C frame cf go at native frame f, or at one
+ * inside it?  Every entry into the VM (vm_x64.dasc: lj_vm_call, lj_vm_pcall,
+ * lj_vm_cpcall, lj_vm_resume, the FFI callback entry) saves its registers
+ * and sets L->cframe to its rsp, where the interpreter then rests, so the C
+ * frame lies in [sp, cfa) of the native frame running that entry; trace code
+ * runs in the activation that entered it, below its C frame, with the same
+ * CFA (native_lj.c).  A C frame below f's CFA is f's or that of a frame
+ * inside it the unwinder passed without matching (placed here, late rather
+ * than below its callers).  The last frame unwound has no CFA: what is left
+ * goes there when it is a VM frame, else below it (put_stitched).
+ */
+static int cframe_at(const struct native_frame *f, int vm, uint64_t cf)
+{
+	return f->cfa ? cf < f->cfa : vm;
+}
+
+/*
+ * Native frames with the Lua activations spliced in, innermost first: each
+ * activation at the native frame that holds its C frame (cframe_at),
+ * replacing that frame when it is a VM frame.  A VM entry that pushed no Lua
+ * frame (lj_vm_cpcall running the parser for lua_loadx or the trace
+ * recorder) keeps its native frame.  An activation whose C frame is unknown
+ * takes the next VM frame.
+ */
 static int put_stitched(struct ljs_pipe *r, const struct ljs_proc *p,
 			const struct native_stack *ns, const struct ljw_stack *ls)
 {
 	int splice = ls && ls->nframes && !(r->flags & LJS_PIPE_NATIVE_ONLY);
-	size_t i, next = 0;
+	size_t i, end, next = 0;
 	int err = 0, used = 0;
 
 	for (i = 0; i < ns->nframes && !err; i++) {
 		const struct native_frame *f = &ns->frames[i];
+		int vm = is_vm_frame(p, f), placed = 0;
 
-		if (splice && next < ls->nframes && is_vm_frame(p, f)) {
-			size_t end = activation_end(ls, next);
-
+		while (splice && next < ls->nframes && !err &&
+		       (ls->frames[next].cframe ? cframe_at(f, vm, ls->frames[next].cframe) :
+			vm && !placed)) {
+			end = activation_end(ls, next);
 			err = put_lua(r, p, ls, next, end);
 			next = end;
-			used = 1;
-			continue;
+			placed = used = 1;
 		}
-		err = put_native(r, p, f);
+		if (!err && !(placed && vm))
+			err = put_native(r, p, f);
 	}
 	if (!err && splice && next < ls->nframes) {
 		/* The native unwind stopped above some VM entry: keep the Lua
@@ -428,6 +464,29 @@ static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const str
 	return 1;
 }
 
+/*
+ * The sampled thread's stack, for the walker's check that the VM it finds
+ * runs on this thread (ljw_opts.stack_lo/hi): the anonymous mapping that
+ * holds the sample's SP, else (a thread created after the process was
+ * described) the sample's copy of its user stack; 0, 0 when neither is
+ * known.
+ */
+static void thread_stack(const struct ljs_proc *p, const struct ljs_sample *s,
+			 struct ljw_opts *wo)
+{
+	const struct procmap_ent *e = p->pm && (s->flags & LJS_SAMPLE_F_REGS_VALID) ?
+				      procmap__find(p->pm, s->regs.sp) : NULL;
+	const struct ljs_section *us = ljs_sample__section(s, LJS_SEC_USTACK, -1);
+
+	if (e && !e->obj && e->start <= s->regs.sp && s->regs.sp < e->end) {
+		wo->stack_lo = e->start;
+		wo->stack_hi = e->end;
+	} else if (us && us->len) {
+		wo->stack_lo = us->addr;
+		wo->stack_hi = us->addr + us->len;
+	}
+}
+
 /* Walk the sample's Lua frames (from the innermost VM frame's registers when
  * the native unwind found one): the walk, or NULL when there is none. */
 static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_proc *p,
@@ -440,6 +499,7 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 
 	if (!p->has_luajit || !(s->flags & LJS_SAMPLE_F_LUAJIT))
 		return NULL;
+	thread_stack(p, s, &wo);
 	vm = ns ? native_stack__find(ns, p->vm_lo, p->vm_hi) : -1;
 	if (vm >= 0) {
 		native_frame__to_ljs_regs(&ns->frames[vm], &vmr);
@@ -484,7 +544,8 @@ int ljs_pipe__sample(struct ljs_pipe *r, const struct ljs_proc *p, const struct 
 	have_ns = native_unwind(r, p, s, &ns);
 	lua = lua_walk(r, p, s, ms, have_ns ? &ns : NULL);
 	out->lua = lua;
-	out->vm = lua && lua->end != LJW_END_NO_LUA ? (int)ljs_walk__vm(lua) : -1;
+	out->vm = lua && lua->end != LJW_END_NO_LUA && lua->end != LJW_END_OTHER_THREAD ?
+		  (int)ljs_walk__vm(lua) : -1;
 	count_walk(r, p, lua, out);
 
 	if (!(r->flags & (LJS_PIPE_LUA_ONLY | LJS_PIPE_NO_KERNEL)))

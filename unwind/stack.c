@@ -209,6 +209,10 @@ void ljs_walk_stats__count(struct ljs_walk_stats *s, const struct ljw_stack *st)
 		s->no_state++;
 		return;
 	}
+	if (st->end == LJW_END_OTHER_THREAD) {
+		s->other_thread++;
+		return;
+	}
 	s->lua_state++;
 	s->vm[ljs_walk__vm(st)]++;
 	s->truncated += st->truncated != 0;

@@ -157,6 +157,7 @@ struct ljs_walk_stats {
 	uint64_t end_coroutine;		/* ended in a coroutine without resumer */
 	uint64_t end_c_resume;		/* ... resumed from C (lua_resume): complete */
 	uint64_t end_not_in_lua;	/* the thread is not inside Lua */
+	uint64_t other_thread;		/* the VM found is another thread's (not in lua_state) */
 	uint64_t end_error;		/* stopped at an unknown frame */
 	uint64_t with_unknown;		/* at least one [unknown] frame */
 	uint64_t truncated;		/* the Lua stack copy ran out */

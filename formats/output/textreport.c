@@ -131,6 +131,9 @@ static void unwind__print(FILE *out, const struct ljs_walk_stats *s)
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "of processes without LuaJIT", s->no_luajit);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "LuaJIT processes, no LuaJIT state found",
 		s->no_state);
+	if (s->other_thread)	/* only when it happened: older reports stay the same */
+		fprintf(out, "  %-44s %9" PRIu64 "\n",
+			"Lua state of another thread or fiber", s->other_thread);
 	fprintf(out, "  %-44s %9" PRIu64 "\n", "with LuaJIT state", s->lua_state);
 	fprintf(out, "  unwound to the main chunk with no unknown frame: %" PRIu64 " of %" PRIu64
 		" (%.1f%%)\n", s->to_main, s->lua_state, pct(s->to_main, s->lua_state));

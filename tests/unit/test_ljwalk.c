@@ -259,6 +259,22 @@ static void test_world(const struct lj_layout *lay, uint64_t base_addr, const ch
 	      ljw_end__name(st.end));
 	W64(w->L + lay->l_cframe, w->cf);
 
+	/* The thread's stack holds the C frame: walked, every frame tagged with
+	 * it; a stack that does not: another thread's VM, no frames. */
+	{
+		struct ljw_opts o = { .stack_lo = w->cf, .stack_hi = w->cf + 0x1000 };
+
+		world_sample(w, secbuf, 1);
+		n = world_walk(w, wk, &st, &o, lines, 8);
+		CHECKF(n == 3 && st.end == LJW_END_COMPLETE && st.frames[0].cframe == w->cf &&
+		      st.frames[1].cframe == w->cf, "%s: own stack: %d %s", mode, n,
+		      ljw_end__name(st.end));
+		o.stack_lo = w->cf + 8;
+		n = world_walk(w, wk, &st, &o, lines, 8);
+		CHECKF(n == 0 && st.end == LJW_END_OTHER_THREAD, "%s: other thread: %d %s", mode,
+		      n, ljw_end__name(st.end));
+	}
+
 	/* Garbage-collector state: a pseudo frame on top. */
 	W32(w->g + lay->g_vmstate, (uint32_t)lay->vmst.gc);
 	world_sample(w, secbuf, 1);
