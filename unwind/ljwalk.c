@@ -682,6 +682,7 @@ void ljw__delete(struct ljw *w)
 	free(w->protos);
 	intmap__exit(&w->byaddr);
 	intmap__exit(&w->defs);
+	ljw__defnames_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
 	free(w->inl);

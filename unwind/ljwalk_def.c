@@ -22,13 +22,33 @@
  *
  * The parents searched are the prototypes this walk read (every Lua frame's)
  * and, within a budget, the prototypes nested in them: a chunk's main
- * function reaches every function the chunk defines while it runs.  A
- * function whose parent is not among them (the main function of a module
- * that has returned: nothing refers to its prototype any more, lj_gc.c) gets
- * no definition name; frame_name.c then uses the call-site name.
+ * function reaches every function the chunk defines while it runs.
+ *
+ * The parent is gone once it has returned and nothing refers to its
+ * prototype (lj_gc.c marks a proto from its closures and its parent, never
+ * from a child): the main function of every module that require() has
+ * loaded.  Its local functions live on as the upvalues of the closures that
+ * use them, named by the local (lj_parse.c fs_fixup_uv2, lj_debug_uvname),
+ * and `local function g` is immutable there (parse_local stores it without
+ * VSTACK_VAR_RW).  So a frame still unnamed takes the name of an immutable
+ * upvalue of a closure on the stack that holds its function: its own
+ * closure first (g calling itself), then the others innermost first, within
+ * a budget of reads.  Fields and methods of a module table have no such
+ * trace; they keep no definition name and frame_name.c uses the call site's.
+ *
+ * What the reads do not reach in one sample an earlier one may have: a
+ * prototype's definition name is remembered across walks (checked against
+ * its firstline, sizebc and chunkname before use, since the address may
+ * hold another prototype by then) and given to its frames that this walk
+ * could not name.  It is looked up only after every read, so the bytes a
+ * walk reads, which the recorder keeps (formats/capture/harvest.h), do not
+ * depend on the walks before it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "symtab/vec.h"
 
 #include "unwind/ljwalk_int.h"
 
@@ -36,6 +56,10 @@
 #define DEF_QUEUE_MAX	256	/* children waiting to be read */
 #define PROTO_CHILD	0x01	/* lj_obj.h: has child prototypes */
 #define DEF_NAMED	(1ull << 63)	/* defs value: named, low bits = frame index */
+#define DEF_UV_READS_MAX 64	/* closure and upvalue reads per walk */
+#define UV_IMMUTABLE	0x4000	/* lj_obj.h PROTO_UV_IMMUTABLE, in GCproto.uv[] */
+#define UV_MAX		60	/* LJ_MAX_UPVAL */
+#define KNOWN_MAX	(1u << 16)	/* definition names remembered across walks */
 
 /* Reference constant idx of a prototype (proto_kgc(pt, ~idx)). */
 static int kgc__ref(struct ljw *w, const struct ljw_proto *p, uint32_t idx, uint64_t *ref)
@@ -222,6 +246,221 @@ static void frame__define(struct ljw *w, size_t i, uint64_t *v)
 	*v = DEF_NAMED | i;
 }
 
+/* The GCfunc a TValue holds, else 0 (lj_obj.h: LJ_TFUNC is ~8u; GC64 keeps
+ * the type in the bits above 47). */
+static uint64_t tv__func(const struct ljw *w, uint64_t tv)
+{
+	if (w->d.ref == 8)
+		return tv >> 47 == 0x1fff7 ? tv & ((1ull << 47) - 1) : 0;
+	return (uint32_t)(tv >> 32) == 0xfffffff7u ? (uint32_t)tv : 0;
+}
+
+/* The function upvalue uv holds, else 0.  GCupval (lj_obj.h): GCHeader,
+ * closed, immutable, then the value itself (closed) or the open list
+ * links, then MRef v (the stack slot of an open upvalue). */
+static uint64_t uv__func(struct ljw *w, uint64_t uv)
+{
+	uint32_t r = w->d.ref, tvo = (w->d.gct_ofs + 3 + 7) & ~7u, vo = tvo + 2 * r;
+	uint8_t b[64];
+	uint64_t tv = 0, v = 0;
+
+	if (vo + r > sizeof(b) || memsrc__read(w->d.ms, uv, b, vo + r) ||
+	    b[w->d.gct_ofs] != LJD_GCT_UPVAL)
+		return 0;
+	if (b[w->d.gct_ofs + 1]) {		/* closed */
+		memcpy(&tv, b + tvo, 8);
+	} else {
+		memcpy(&v, b + vo, r);		/* little endian; upper bytes zero if r == 4 */
+		if (memsrc__read(w->d.ms, v, &tv, 8))
+			return 0;
+	}
+	return tv__func(w, tv);
+}
+
+/* Give the frames running fn that have no name yet the name n; fn is no
+ * longer wanted. */
+static void def__give(struct ljw *w, struct intmap *want, uint64_t fn, const char *n)
+{
+	size_t i;
+
+	for (i = 0; i < w->nframes; i++) {
+		struct ljw_frame *f = &w->frames[i];
+
+		if (f->fn == fn && frame__wants(f) && !f->defname) {
+			f->defname = n;
+			f->defwhat = "upvalue";
+		}
+	}
+	intmap__del(want, fn);
+}
+
+/* Name unnamed frames from the immutable upvalues of closure fn (prototype
+ * p), each GCupval read once (closures of one chunk share them: seen holds
+ * the closures and upvalues read); *reads counts down the budget. */
+static void def__closure(struct ljw *w, struct intmap *want, struct intmap *seen, uint64_t fn,
+			 const struct ljw_proto *p, int *reads)
+{
+	uint8_t refs[UV_MAX * 8], flags[UV_MAX * 2];
+	uint64_t uvp = 0, uvarr = 0, val, *sv;
+	uint32_t i, r = w->d.ref, n = p->sizeuv;
+	const char *name;
+
+	if (n == 0 || n > UV_MAX || ljw__proto_read(w, p, p->pt + w->d.lay->pt_uv, &uvarr, r) ||
+	    ljw__proto_read(w, p, uvarr, flags, 2 * n))
+		return;
+	/* GCfuncL.uvptr[] follows GCfuncHeader where GCfuncC.f is (lj_obj.h). */
+	if ((*reads)-- <= 0 || memsrc__read(w->d.ms, fn + w->d.lay->fn_f, refs, (size_t)n * r))
+		return;
+	for (i = 0; i < n && *reads > 0 && intmap__count(want); i++) {
+		if (!((flags[2 * i] | flags[2 * i + 1] << 8) & UV_IMMUTABLE))
+			continue;
+		uvp = 0;
+		memcpy(&uvp, refs + (size_t)i * r, r);
+		if (intmap__slot(seen, uvp, &sv) != 0)
+			continue;	/* shared with a closure read before */
+		(*reads)--;
+		val = uv__func(w, uvp);
+		if (!val || !intmap__find(want, val))
+			continue;
+		name = ljw__uvname(w, p, i);
+		if (name && name[0])
+			def__give(w, want, val, name);
+	}
+}
+
+/* Name the frames still unnamed from the upvalues of the closures on the
+ * stack: each one's own closure first, then the others innermost first. */
+static void def__upvalues(struct ljw *w)
+{
+	struct intmap *want = &w->uvwant, *seen = &w->uvseen;
+	int reads = DEF_UV_READS_MAX, pass;
+	uint64_t ci, *v;
+	size_t i;
+
+	for (i = 0; i < w->nframes; i++) {
+		const struct ljw_frame *f = &w->frames[i];
+
+		if (f->fn && frame__wants(f) && !f->defname && intmap__put(want, f->fn, 1))
+			goto out;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < w->nframes && reads > 0 && intmap__count(want); i++) {
+			const struct ljw_frame *f = &w->frames[i];
+
+			if (f->kind != LJW_FRAME_LUA || !f->fn ||
+			    (pass == 0 && !intmap__find(want, f->fn)))
+				continue;
+			if (!intmap__get(&w->byaddr, f->pt, &ci) || w->protos[ci].err != LJW_R_NONE)
+				continue;
+			if (intmap__slot(seen, f->fn, &v) != 0)
+				continue;	/* scanned, or out of memory */
+			def__closure(w, want, seen, f->fn, &w->protos[ci], &reads);
+		}
+	}
+out:
+	intmap__clear(seen);
+	intmap__clear(want);
+}
+
+/* The prototype of a Lua frame, when it is usable. */
+static const struct ljw_proto *frame__proto(const struct ljw *w, const struct ljw_frame *f)
+{
+	uint64_t ci;
+
+	if (!intmap__get(&w->byaddr, f->pt, &ci) || w->protos[ci].err != LJW_R_NONE)
+		return NULL;
+	return &w->protos[ci];
+}
+
+/* The remembered name of prototype p, or NULL. */
+static struct ljw_defname *known__find(struct ljw *w, const struct ljw_proto *p)
+{
+	struct ljw_defname *k;
+	uint64_t idx;
+
+	if (!intmap__get(&w->byknown, p->pt, &idx))
+		return NULL;
+	k = &w->known[idx];
+	if (k->firstline != p->firstline || k->sizebc != p->sizebc ||
+	    k->chunkname_ref != p->chunkname_ref)
+		return NULL;
+	return k;
+}
+
+/* Remember frame f's definition name (a store after FNEW beats an upvalue). */
+static void known__put(struct ljw *w, const struct ljw_frame *f, const struct ljw_proto *p)
+{
+	struct ljw_defname *k;
+	uint64_t *idx;
+	char *n;
+	int found;
+
+	k = known__find(w, p);
+	if (k && (!strcmp(k->name, f->defname) || strcmp(f->defwhat, "upvalue") == 0))
+		return;
+	if (!(n = strdup(f->defname)))
+		return;
+	if (!k) {
+		if (w->nknown >= KNOWN_MAX ||
+		    VEC_GROW(w->known, &w->capknown, w->nknown + 1) != 0 ||
+		    (found = intmap__slot(&w->byknown, p->pt, &idx)) < 0) {
+			free(n);
+			return;
+		}
+		if (found) {	/* another prototype lived there: reuse its entry */
+			k = &w->known[*idx];
+			free(k->name);
+		} else {
+			*idx = w->nknown;
+			k = &w->known[w->nknown++];
+		}
+	} else {
+		free(k->name);
+	}
+	k->pt = p->pt;
+	k->chunkname_ref = p->chunkname_ref;
+	k->firstline = p->firstline;
+	k->sizebc = p->sizebc;
+	k->name = n;
+	k->what = f->defwhat;
+}
+
+/* Remember this walk's definition names; name the frames it could not. */
+static void known__apply(struct ljw *w)
+{
+	const struct ljw_defname *k;
+	const struct ljw_proto *p;
+	size_t i;
+
+	for (i = 0; i < w->nframes; i++) {
+		struct ljw_frame *f = &w->frames[i];
+
+		if (!frame__wants(f) || !(p = frame__proto(w, f)))
+			continue;
+		k = known__find(w, p);
+		if (f->defname && f->defwhat &&
+		    (!k || strcmp(f->defwhat, "upvalue") || !strcmp(k->what, "upvalue"))) {
+			known__put(w, f, p);
+		} else if (k) {
+			f->defname = k->name;
+			f->defwhat = k->what;
+		}
+	}
+}
+
+/* Free the names remembered across walks. */
+void ljw__defnames_exit(struct ljw *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nknown; i++)
+		free(w->known[i].name);
+	free(w->known);
+	intmap__exit(&w->byknown);
+	intmap__exit(&w->uvwant);
+	intmap__exit(&w->uvseen);
+}
+
 /* Name every Lua frame by its definition where its parent is reachable. */
 void ljw__defnames(struct ljw *w)
 {
@@ -246,4 +485,6 @@ void ljw__defnames(struct ljw *w)
 	for (i = 0; i < w->nframes; i++)
 		if (frame__wants(&w->frames[i]) && (v = intmap__find(&w->defs, w->frames[i].pt)))
 			frame__define(w, i, v);
+	def__upvalues(w);
+	known__apply(w);
 }

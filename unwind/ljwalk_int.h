@@ -60,6 +60,15 @@ struct ljw_proto {
 	uint32_t chunkname_len;
 };
 
+/* A definition name found by an earlier walk (ljwalk_def.c). */
+struct ljw_defname {
+	uint64_t pt, chunkname_ref;	/* the prototype, and what identifies it */
+	int32_t firstline;
+	uint32_t sizebc;
+	char *name;			/* malloc'd */
+	const char *what;		/* static */
+};
+
 struct ljw {
 	/* result */
 	struct ljw_frame *frames;
@@ -71,6 +80,10 @@ struct ljw {
 	struct intmap byaddr;	/* prototype address -> index into protos[] */
 	struct intmap defs;	/* child prototype -> parent index << 32 | FNEW index
 				 * (ljwalk_def.c), per walk */
+	struct ljw_defname *known;	/* definition names of earlier walks */
+	size_t nknown, capknown;
+	struct intmap byknown;	/* prototype address -> index into known[] */
+	struct intmap uvwant, uvseen;	/* per walk: functions to name, objects read */
 	int nomem;
 	/* per-walk context */
 	struct ljd d;
@@ -152,6 +165,8 @@ const char *ljw__slotname(struct ljw *w, const struct ljw_proto *p, uint32_t pos
 /* Name every Lua frame of the walk by its definition where the parent
  * prototype is reachable (sets defname / defwhat). */
 void ljw__defnames(struct ljw *w);
+/* Free the names remembered across walks. */
+void ljw__defnames_exit(struct ljw *w);
 
 /* -- Traces (ljwalk_trace.c) -- */
 /* Find the trace the sample runs in (vmstate, RIP, the JLOOP race, links,

@@ -4,13 +4,14 @@
 # site (docs/architecture.md, "Frames as users see them").  The ground truth
 # is tests/lua/report_defnames.lua's source: `local function g` (only
 # tail-called, from f), `function M.h`, `function M:m`, the global
-# `function gfun` (called through a table slot), and L.k of a module whose
-# main chunk has returned.  Each does the same work, so each is the
-# innermost frame of about a fifth of the samples; each must be the
+# `function gfun` (called through a table slot), and, in a module whose
+# main chunk has returned, `local function kk` (recursive, tail-called from
+# L.k) and `function L.w`.  Each does the same work, so each is the
+# innermost frame of about a sixth of the samples; each must be the
 # innermost frame of >= 8% under its definition name, and of none under its
 # call-site name.  With --callsite-names the call-site names come back: g as
-# "f", M.h as "h", M:m as "m", gfun as "function <chunk:line>".  L.k's
-# parent is gone, so it is "k" both ways.
+# "f", M.h as "h", M:m as "m", gfun as "function <chunk:line>", kk as "k".
+# L.w's defining prototype is gone, so it is "w" both ways.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog luajit luajit

@@ -35,13 +35,22 @@ end
 
 local handlers = { gfun }
 
--- A module whose main chunk has returned (and was collected): the parent of
--- L.k is gone, so its name falls back to the call site's ("k").
+-- A module whose main chunk has returned (and was collected): nothing
+-- reaches the prototype that defined kk and L.w any more.  kk calls itself,
+-- so its own closure holds it as the upvalue "kk"; L.k tail-calls it, so the
+-- call site names it "k".  L.w's name can only come from the call site: "w".
 local lib = loadstring([[
 local L = {}
-function L.k(x)
+local function kk(x, d)
+  if d > 0 then return kk(x, d - 1) end
   local s = 0
   for i = 1, x do s = s + (i * 13) % 19 end
+  return s
+end
+function L.k(x) return kk(x, 2) end
+function L.w(x)
+  local s = 0
+  for i = 1, x do s = s + (i * 17) % 23 end
   return s
 end
 return L
@@ -54,12 +63,13 @@ print("FN g f " .. line(g))
 print("FN M.h h " .. line(M.h))
 print("FN M:m m " .. line(M.m))
 print("FN gfun - " .. line(gfun))
-print("FN k k " .. line(lib.k))
+print("FN kk k " .. line(select(2, debug.getupvalue(lib.k, 1))))
+print("FN w w " .. line(lib.w))
 io.stdout:flush()
 
 local t0, acc, n = os.clock(), 0, 200000
 while os.clock() - t0 < seconds do
-  acc = acc + f(n) + M.h(n) + M:m(n) + handlers[1](n) + lib.k(n)
+  acc = acc + f(n) + M.h(n) + M:m(n) + handlers[1](n) + lib.k(n) + lib.w(n)
 end
 print("done", acc)
 -- SPDX-License-Identifier: GPL-2.0-or-later
