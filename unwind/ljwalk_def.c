@@ -425,7 +425,10 @@ static void known__put(struct ljw *w, const struct ljw_frame *f, const struct lj
 	k->what = f->defwhat;
 }
 
-/* Remember this walk's definition names; name the frames it could not. */
+/* Remember this walk's definition names, then name the frames it could not
+ * (and those it named by an upvalue when a store after FNEW named the
+ * prototype before).  Two passes: a name is replaced before any frame of
+ * this walk points to it. */
 static void known__apply(struct ljw *w)
 {
 	const struct ljw_defname *k;
@@ -433,15 +436,17 @@ static void known__apply(struct ljw *w)
 	size_t i;
 
 	for (i = 0; i < w->nframes; i++) {
+		const struct ljw_frame *f = &w->frames[i];
+
+		if (frame__wants(f) && f->defname && f->defwhat && (p = frame__proto(w, f)))
+			known__put(w, f, p);
+	}
+	for (i = 0; i < w->nframes; i++) {
 		struct ljw_frame *f = &w->frames[i];
 
-		if (!frame__wants(f) || !(p = frame__proto(w, f)))
+		if (!frame__wants(f) || !(p = frame__proto(w, f)) || !(k = known__find(w, p)))
 			continue;
-		k = known__find(w, p);
-		if (f->defname && f->defwhat &&
-		    (!k || strcmp(f->defwhat, "upvalue") || !strcmp(k->what, "upvalue"))) {
-			known__put(w, f, p);
-		} else if (k) {
+		if (!f->defname || (!strcmp(f->defwhat, "upvalue") && strcmp(k->what, "upvalue"))) {
 			f->defname = k->name;
 			f->defwhat = k->what;
 		}
