@@ -65,8 +65,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ljsnap report [-f FORMAT] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
-		"                     [--by-trace] [--per-thread] [--sysroot DIR]\n"
-		"                     [--debug-dir DIRS] FILE\n"
+		"                     [--by-trace] [--per-thread] [--callsite-names]\n"
+		"                     [--sysroot DIR] [--debug-dir DIRS] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as a text\n"
 		"summary (top functions, VM states, how completely the stacks were unwound),\n"
@@ -87,6 +87,9 @@ static void usage(FILE *out)
 		"      --by-trace       text: also samples per JIT trace (TRACE_<n>::chunk:line,\n"
 		"                       its root trace and the function it started in)\n"
 		"      --per-thread     speedscope: one profile per thread (default: per process)\n"
+		"      --callsite-names Lua functions by what their caller calls them (LuaJIT's\n"
+		"                       traceback names: a tail-called function shows its\n"
+		"                       caller's name) instead of where they are defined\n"
 		"      --sysroot DIR    look the recorded files up under DIR (a copy of the\n"
 		"                       recording machine's files) instead of under /\n"
 		"      --debug-dir DIRS colon-separated debug file roots (default /usr/lib/debug,\n"
@@ -132,6 +135,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "sysroot", required_argument, NULL, 9 },
 		{ "debug-dir", required_argument, NULL, 10 },
 		{ "per-thread", no_argument, NULL, 11 },
+		{ "callsite-names", no_argument, NULL, 12 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -209,6 +213,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 11:
 			o->per_thread = 1;
+			break;
+		case 12:
+			o->stack_flags |= LJS_PIPE_CALLSITE;
 			break;
 		case 'h':
 			usage(stdout);

@@ -75,9 +75,19 @@ static void sb__line(struct sbuf *b, const struct ljw_frame *f)
 		sb__put(b, "?", 1);
 }
 
+/* The function name of a Lua frame; see frame_name.h. */
+const char *ljs_name__func(const struct ljw_frame *f, unsigned flags)
+{
+	if (!(flags & LJS_NAME_CALLSITE) && f->defname && f->defname[0])
+		return f->defname;
+	return f->name && f->name[0] ? f->name : NULL;
+}
+
 /* Name a Lua function frame. */
 static void name__lua(struct sbuf *b, const struct ljw_frame *f, unsigned flags)
 {
+	const char *fname = ljs_name__func(f, flags);
+
 	if (f->flags & LJW_F_MAIN) {
 		sb__str(b, "main ");
 		sb__chunk(b, f);
@@ -85,8 +95,8 @@ static void name__lua(struct sbuf *b, const struct ljw_frame *f, unsigned flags)
 			sb__line(b, f);
 		return;
 	}
-	if (f->name && f->name[0]) {
-		sb__str(b, f->name);
+	if (fname) {
+		sb__str(b, fname);
 		sb__put(b, " ", 1);
 		sb__chunk(b, f);
 		if (flags & LJS_NAME_LINES) {

@@ -12,6 +12,13 @@
 #include "unwind/stack.h"
 
 #define LJS_NAME_LINES	0x1	/* name Lua frames by current line, not by function */
+#define LJS_NAME_CALLSITE 0x2	/* name Lua functions by their call site, not by
+				 * where they are defined */
+
+/* The name a Lua function frame shows: where the function is defined
+ * (ljw_frame.defname), else what its call site calls it (ljw_frame.name;
+ * only that with LJS_NAME_CALLSITE), else NULL (then 'function <chunk:line>'). */
+const char *ljs_name__func(const struct ljw_frame *f, unsigned flags);
 
 /* Name a walker frame (flags: LJS_NAME_*) into buf, NUL-terminated, cut to
  * size - 1 bytes.  Returns the length.  Not yet folded-safe: the profile

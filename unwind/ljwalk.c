@@ -697,6 +697,8 @@ void ljw__delete(struct ljw *w)
 	free(w->frames);
 	free(w->protos);
 	intmap__exit(&w->byaddr);
+	intmap__exit(&w->defs);
+	ljw__defnames_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
 	free(w->inl);
@@ -773,6 +775,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 		out->traceno = out->trace.traceno = n;
 	}
 	walk__threads(w, out, L, vc, vmstate, jb);
+	ljw__defnames(w);
 out:
 	if (w->nomem) {
 		out->unknown[LJW_R_NOMEM]++;

@@ -4,7 +4,8 @@
  *
  * Given one sample (registers + byte windows), the build's layout and a
  * memory source, produce the Lua frames innermost first, named the way
- * LuaJIT's own debug.traceback() names them.  A pure library: no syscalls,
+ * LuaJIT's own debug.traceback() names them (from the call site) and, where
+ * the parent prototype is reachable, by their definition.  A pure library: no syscalls,
  * no globals; every byte comes through the memsrc, every loop is bounded by
  * the data, and anything unresolvable becomes a counted [unknown: reason]
  * frame.  Strings in the result are owned by the walker until the next walk.
@@ -166,6 +167,11 @@ struct ljw_frame {
 	const char *name;	/* name as LuaJIT infers it from the caller, or NULL */
 	const char *what;	/* "global", "local", "method", "field", "upvalue",
 				 * "metamethod", or NULL (LuaJIT's namewhat) */
+	const char *defname;	/* name where the function is defined ("g", "M.h",
+				 * "M:m"), or NULL when its parent prototype was not
+				 * reachable or the definition stores it nowhere */
+	const char *defwhat;	/* "local", "global", "field", "method", "upvalue",
+				 * or NULL */
 	const char *ffname;	/* builtin's library name ("string.gsub"), or NULL */
 	const char *chunkname;	/* raw chunkname of a Lua function ("@x.lua", "=stdin") */
 	const char *chunk;	/* chunkname without the leading '@' or '=' */

@@ -2,13 +2,13 @@
 /*
  * ljwalk_int.h -- internals shared by the walker's files (ljwalk.c: frame
  * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;
- * ljwalk_name.c: name inference; ljwalk_trace.c: JIT traces;
- * ljwalk_cframe.c: C frames of the VM entries; ljwalk_fmt.c: traceback
- * formatting).  Not a public interface.
+ * ljwalk_name.c: name inference; ljwalk_def.c: names by definition;
+ * ljwalk_trace.c: JIT traces; ljwalk_cframe.c: C frames of the VM
+ * entries; ljwalk_fmt.c: traceback formatting).  Not a public interface.
  *
  * The files depend one way: ljwalk.c calls the others, ljwalk_trace.c
- * calls ljwalk_proto.c and ljwalk_name.c, ljwalk_name.c calls
- * ljwalk_proto.c.  Only ljwalk.c appends to the result (ljw__frame_push);
+ * calls ljwalk_proto.c and ljwalk_name.c, ljwalk_def.c and ljwalk_name.c
+ * call ljwalk_proto.c, ljwalk_def.c calls ljwalk_name.c.  Only ljwalk.c appends to the result (ljw__frame_push);
  * ljwalk_trace.c hands its frames back instead.
  */
 #ifndef LJSNAP_LJWALK_INT_H
@@ -22,7 +22,8 @@
 /* Bytecode opcodes that are the same in every tree. */
 enum {
 	LJW_BC_MOV = 18, LJW_BC_KNIL = 44, LJW_BC_UGET = 45, LJW_BC_GGET = 54,
-	LJW_BC_TGETS = 57, LJW_BC_CALLM = 65, LJW_BC_CALL = 66, LJW_BC_ITERC = 69,
+	LJW_BC_USETV = 46, LJW_BC_FNEW = 51, LJW_BC_GSET = 55,
+	LJW_BC_TGETS = 57, LJW_BC_TSETS = 61, LJW_BC_CALLM = 65, LJW_BC_CALL = 66, LJW_BC_ITERC = 69,
 	LJW_BC_ITERN = 70, LJW_BC_RETM = 73, LJW_BC_RET1 = 76, LJW_BC_JFORL = 81,
 	LJW_BC_JITERL = 84, LJW_BC_JLOOP = 87, LJW_BC_JMP = 88,
 };
@@ -51,11 +52,21 @@ struct ljw_proto {
 	uint32_t sizebc, sizept, sizekgc;
 	int32_t firstline, numline;
 	uint8_t numparams, flags, sizeuv;
+	uint8_t defscan;	/* its children are in ljw.defs (ljwalk_def.c) */
 	uint64_t k, lineinfo, uvinfo, varinfo, chunkname_ref;
 	const uint8_t *mem;	/* [pt, pt + memlen) when read in one piece */
 	uint32_t memlen;
 	const char *chunkname;	/* raw, NUL-terminated, or NULL */
 	uint32_t chunkname_len;
+};
+
+/* A definition name found by an earlier walk (ljwalk_def.c). */
+struct ljw_defname {
+	uint64_t pt, chunkname_ref;	/* the prototype, and what identifies it */
+	int32_t firstline;
+	uint32_t sizebc;
+	char *name;			/* malloc'd */
+	const char *what;		/* static */
 };
 
 struct ljw {
@@ -67,6 +78,12 @@ struct ljw {
 	struct ljw_proto *protos;
 	size_t nprotos, capprotos;
 	struct intmap byaddr;	/* prototype address -> index into protos[] */
+	struct intmap defs;	/* child prototype -> parent index << 32 | FNEW index
+				 * (ljwalk_def.c), per walk */
+	struct ljw_defname *known;	/* definition names of earlier walks */
+	size_t nknown, capknown;
+	struct intmap byknown;	/* prototype address -> index into known[] */
+	struct intmap uvwant, uvseen;	/* per walk: functions to name, objects read */
 	int nomem;
 	/* per-walk context */
 	struct ljd d;
@@ -141,6 +158,24 @@ struct ljw_proto *ljw__frame_fill_proto(struct ljw *w, struct ljw_frame *o, uint
 /* LuaJIT's lj_debug_funcname for a callee called from caller p at pos. */
 const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,
 			  const char **name);
+
+/* Name of the local in slot at bytecode index pc (lj_debug.c debug_varname). */
+const char *ljw__varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, uint32_t slot);
+/* Name of upvalue idx (lj_debug_uvname): "" when there is no uvinfo. */
+const char *ljw__uvname(struct ljw *w, const struct ljw_proto *p, uint32_t idx);
+/* String constant idx of a prototype (proto_kgc(pt, ~idx)), or NULL. */
+const char *ljw__kgc_str(struct ljw *w, const struct ljw_proto *p, uint32_t idx);
+/* What the value in slot at pos is (lj_debug_slotname): "local", "global",
+ * "field", "method", "upvalue" with *name, or NULL. */
+const char *ljw__slotname(struct ljw *w, const struct ljw_proto *p, uint32_t pos,
+			  uint32_t slot, const char **name);
+
+/* -- Names by definition (ljwalk_def.c) -- */
+/* Name every Lua frame of the walk by its definition where the parent
+ * prototype is reachable (sets defname / defwhat). */
+void ljw__defnames(struct ljw *w);
+/* Free the names remembered across walks. */
+void ljw__defnames_exit(struct ljw *w);
 
 /* -- Traces (ljwalk_trace.c) -- */
 /* Find the trace the sample runs in (vmstate, RIP, the JLOOP race, links,

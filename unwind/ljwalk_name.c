@@ -145,7 +145,7 @@ static uint32_t uleb__read(const uint8_t **pp, const uint8_t *end, int *ok)
 }
 
 /* Name of the local in slot at bytecode position pc (debug_varname). */
-static const char *varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, uint32_t slot)
+const char *ljw__varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, uint32_t slot)
 {
 	const uint8_t *q, *end;
 	uint32_t lastpc = 0;
@@ -187,7 +187,7 @@ static const char *varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc
 }
 
 /* Name of upvalue idx (lj_debug_uvname): "" when there is no uvinfo. */
-static const char *uvname(struct ljw *w, const struct ljw_proto *p, uint32_t idx)
+const char *ljw__uvname(struct ljw *w, const struct ljw_proto *p, uint32_t idx)
 {
 	const uint8_t *q, *end, *s;
 	size_t len;
@@ -211,7 +211,7 @@ static const char *uvname(struct ljw *w, const struct ljw_proto *p, uint32_t idx
 }
 
 /* String constant ~idx of a prototype (proto_kgc). */
-static const char *kgc_str(struct ljw *w, const struct ljw_proto *p, uint32_t idx)
+const char *ljw__kgc_str(struct ljw *w, const struct ljw_proto *p, uint32_t idx)
 {
 	uint64_t addr, ref;
 	uint8_t b[8] = { 0 };
@@ -226,14 +226,14 @@ static const char *kgc_str(struct ljw *w, const struct ljw_proto *p, uint32_t id
 }
 
 /* Deduce the name of the value in slot at position pos (lj_debug_slotname). */
-static const char *slotname(struct ljw *w, const struct ljw_proto *p, uint32_t pos,
-			    uint32_t slot, const char **name)
+const char *ljw__slotname(struct ljw *w, const struct ljw_proto *p, uint32_t pos,
+			  uint32_t slot, const char **name)
 {
 	const char *lname;
 	uint32_t ins, op, ra, insp;
 
 restart:
-	lname = varname(w, p, pos, slot);
+	lname = ljw__varname(w, p, pos, slot);
 	if (lname) {
 		*name = lname;
 		return "local";
@@ -256,10 +256,10 @@ restart:
 				slot = ljd_bc_d(ins);
 				goto restart;
 			case LJW_BC_GGET:
-				*name = kgc_str(w, p, ljd_bc_d(ins));
+				*name = ljw__kgc_str(w, p, ljd_bc_d(ins));
 				return *name ? "global" : NULL;
 			case LJW_BC_TGETS:
-				*name = kgc_str(w, p, ljd_bc_c(ins));
+				*name = ljw__kgc_str(w, p, ljd_bc_c(ins));
 				if (!*name)
 					return NULL;
 				if (pos > 0 && ljw__proto_ins(w, p, pos - 1, &insp) == 0 &&
@@ -269,7 +269,7 @@ restart:
 					return "method";
 				return "field";
 			case LJW_BC_UGET:
-				*name = uvname(w, p, ljd_bc_d(ins));
+				*name = ljw__uvname(w, p, ljd_bc_d(ins));
 				return *name ? "upvalue" : NULL;
 			default:
 				return NULL;
@@ -299,7 +299,7 @@ const char *ljw__funcname(struct ljw *w, const struct ljw_proto *p, int32_t pos,
 		slot = ljd_bc_a(ins);
 		if (op == LJW_BC_ITERC)
 			slot -= 3;	/* unsigned wrap never matches a slot, as in LuaJIT */
-		return slotname(w, p, (uint32_t)pos, slot, name);
+		return ljw__slotname(w, p, (uint32_t)pos, slot, name);
 	}
 	if (mm != MM__NONE) {
 		*name = mm_names[mm];

@@ -306,6 +306,8 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		   size_t from, size_t to)
 {
 	char name[LJS_NAME_MAX], ffn[128], cbuf[LJS_NAME_MAX];
+	unsigned nflags = (r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0) |
+			  (r->flags & LJS_PIPE_CALLSITE ? LJS_NAME_CALLSITE : 0);
 	size_t i, n;
 	int err;
 
@@ -332,12 +334,11 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		}
 		if (f->kind == LJW_FRAME_C)
 			cname = c_name(r, p, f->cfunc, cbuf, sizeof(cbuf));
-		n = ljs_name__lua_as(f, cname, r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0, name,
-				     sizeof(name));
+		n = ljs_name__lua_as(f, cname, nflags, name, sizeof(name));
 		if (r->flags & LJS_PIPE_DETAILS) {
 			struct ljs_frame_src src = { 0 };
 
-			src.func = f->kind == LJW_FRAME_FF ? f->ffname : f->name;
+			src.func = f->kind == LJW_FRAME_FF ? f->ffname : ljs_name__func(f, nflags);
 			src.file = f->chunk;
 			src.start_line = f->linedefined > 0 ? f->linedefined : 0;
 			src.line = (r->flags & LJS_PIPE_LINES) && f->line > 0 ? f->line : src.start_line;

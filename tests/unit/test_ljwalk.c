@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unwind/frame_name.h"
 #include "unwind/ljlayout.h"
 #include "unwind/ljwalk.h"
 #include "unwind/memsrc.h"
@@ -38,7 +39,7 @@ struct world {
 	uint8_t mem[WORLD_SIZE];
 	uint64_t g, L, stack, stacksize, cf, top_base;
 	uint64_t f_main, f_foo, f_cap;	/* frame slot addresses (BASE - 8) */
-	uint64_t fn_main, fn_foo, fn_cap, pt_main, pt_foo;
+	uint64_t fn_main, fn_foo, fn_cap, pt_main, pt_foo, chunk;
 	struct ljs_sample s;
 	struct memsrc_window win[1];
 	struct memsrc_windows ws;
@@ -142,7 +143,7 @@ static void world_build(struct world *w, const struct lj_layout *lay, uint64_t b
 	WREF(w->g + lay->g_mainthref, w->L);
 	WREF(w->g + lay->g_cur_L, w->L);
 	W32(w->g + lay->g_vmstate, (uint32_t)lay->vmst.c);
-	chunk = synth__str(&w->sm, "@t.lua");
+	chunk = w->chunk = synth__str(&w->sm, "@t.lua");
 	w->pt_main = w_proto(w, bc_main, 4, 0, 3, lines_main, "foo", NULL, 0, chunk, 1);
 	w->pt_foo = w_proto(w, bc_foo, 4, 5, 3, lines_foo, "capture", vinfo, sizeof(vinfo),
 			    chunk, 0);
@@ -561,6 +562,154 @@ static void test_memsrc(void)
 	CHECKF(memsrc__read(&ms, 5, out, 0) == 0, "zero-length read");
 }
 
+/* -- Names by definition (ljwalk_def.c) -------------------------------------- */
+
+/* A prototype for the definition tests: bytecode, constants kgc[0..nk),
+ * one upvalue named uvname (flags uvflags) when uvname is not NULL, line
+ * firstline + i at bytecode index i, no varinfo. */
+static uint64_t def_proto(struct world *w, const uint32_t *bc, uint32_t nbc, const uint64_t *kgc,
+			  uint32_t nk, int firstline, uint8_t flags, const char *uvname,
+			  uint16_t uvflags)
+{
+	const struct lj_layout *lay = w->lay;
+	uint32_t r = lay->ref_size, i, nuv = uvname ? 1 : 0;
+	size_t nlen = uvname ? strlen(uvname) + 1 : 0;
+	size_t sz = lay->pt_size + 4 * nbc + 8 + r * nk + nbc + nlen + 8;
+	uint64_t pt = synth__obj(&w->sm, sz, 7), p, uv, k, li, ui;
+
+	W8(pt + lay->pt_numparams, 0);
+	W8(pt + lay->pt_framesize, 4);
+	W32(pt + lay->pt_sizebc, nbc);
+	W32(pt + lay->pt_sizept, sz);
+	W32(pt + lay->pt_sizekgc, nk);
+	W8(pt + lay->pt_sizeuv, nuv);
+	W8(pt + lay->pt_flags, flags);
+	W32(pt + lay->pt_firstline, (uint32_t)firstline);
+	W32(pt + lay->pt_numline, 3);
+	WREF(pt + lay->pt_chunkname, w->chunk);
+	p = pt + lay->pt_size;
+	for (i = 0; i < nbc; i++)
+		W32(p + 4 * i, bc[i]);
+	uv = p + 4 * nbc;
+	W16(uv, uvflags);
+	WREF(pt + lay->pt_uv, uv);
+	k = uv + 8 + r * nk;
+	for (i = 0; i < nk; i++)
+		WREF(k - r * (i + 1), kgc[i]);
+	WREF(pt + lay->pt_k, k);
+	li = k;
+	for (i = 0; i + 1 < nbc; i++)
+		W8(li + i, i + 1);
+	WREF(pt + lay->pt_lineinfo, li);
+	ui = li + nbc;
+	if (uvname) {
+		memcpy(&w->mem[ui - w->sm.base], uvname, nlen);
+		WREF(pt + lay->pt_uvinfo, ui);
+	}
+	return pt;
+}
+
+#define DEF_CALLPOS(n) ((n) - 2)	/* the CALL before the closing RET0 */
+
+/* Make main run bc (kgc[1] is foo's prototype) and call foo at its CALL. */
+static void def_main(struct world *w, const uint32_t *bc, uint32_t nbc, uint64_t *kgc, uint32_t nk)
+{
+	uint64_t pt;
+
+	kgc[1] = w->pt_foo;
+	pt = def_proto(w, bc, nbc, kgc, nk, 0, 2 | 1 /* vararg, has children */, NULL, 0);
+	WREF(w->fn_main + w->lay->fn_pc, pt + w->lay->pt_size);
+	w_frame(w, w->f_foo, w->fn_foo, (int64_t)(pt + w->lay->pt_size + 4 * (DEF_CALLPOS(nbc) + 1)));
+}
+
+/* Walk and check foo's frame: its definition name and both report names. */
+static void def_check(struct world *w, struct ljw *wk, const char *mode, const char *defname,
+		      const char *defwhat, const char *shown, const char *callsite)
+{
+	struct ljw_stack st;
+	char lines[8][160], nm[128];
+	const struct ljw_frame *f;
+	int n;
+
+	world_sample(w, secbuf, 1);
+	n = world_walk(w, wk, &st, NULL, lines, 8);
+	CHECKF(n == 3 && st.nunknown == 0, "%s: %s: %d frames, %u unknown", mode, shown, n,
+	       st.nunknown);
+	if (n != 3)
+		return;
+	f = &st.frames[1];
+	CHECKF(defname ? f->defname && !strcmp(f->defname, defname) && f->defwhat &&
+			 !strcmp(f->defwhat, defwhat) : !f->defname,
+	       "%s: defname %s (%s), expected %s", mode, f->defname ? f->defname : "NULL",
+	       f->defwhat ? f->defwhat : "NULL", defname ? defname : "NULL");
+	ljs_name__lua(f, 0, nm, sizeof(nm));
+	CHECKF(!strcmp(nm, shown), "%s: shown as '%s', expected '%s'", mode, nm, shown);
+	ljs_name__lua(f, LJS_NAME_CALLSITE, nm, sizeof(nm));
+	CHECKF(!strcmp(nm, callsite), "%s: call site '%s', expected '%s'", mode, nm, callsite);
+	CHECKF(!strcmp(lines[1], "t.lua:7: in function 'foo'"), "%s: traceback %s", mode,
+	       lines[1]);
+}
+
+/* foo is called as the global "foo"; what its definition calls it wins. */
+static void test_defnames(const struct lj_layout *lay, uint64_t base_addr, const char *mode)
+{
+	static struct world wstore;
+	struct world *w = &wstore;
+	struct ljw *wk = ljw__new(), *fresh = ljw__new();
+	uint64_t kgc[4], uv, fooname;
+	uint32_t tvo;
+	/* function bar() ... end (FNEW; GSET "bar"), then foo() */
+	const uint32_t bc_gset[] = { INS(92, 0, 0), INS(51, 0, 1) /* FNEW 0, foo */,
+				     INS(55, 0, 2) /* GSET 0, "bar" */, INS(54, 0, 0),
+				     INS(66, 0, 0x0101), INS(75, 0, 1) };
+	/* function M.h() ... end: GGET 1 "M"; FNEW 0; TSETS 0, 1, "h" */
+	const uint32_t bc_tsets[] = { INS(92, 0, 0), INS(54, 1, 2), INS(51, 0, 1),
+				      INS(61, 0, 3 | 1 << 8), INS(54, 0, 0), INS(66, 0, 0x0101),
+				      INS(75, 0, 1) };
+	/* FNEW passed on as an argument: no name */
+	const uint32_t bc_anon[] = { INS(92, 0, 0), INS(51, 1, 1), INS(54, 0, 0),
+				     INS(66, 0, 0x0101), INS(75, 0, 1) };
+	const uint32_t bc_foo[] = { INS(89, 2, 0), INS(54, 1, 0), INS(66, 1, 0x0101),
+				    INS(75, 0, 1) };
+
+	world_build(w, lay, base_addr);
+	kgc[0] = synth__str(&w->sm, "foo");
+	kgc[2] = synth__str(&w->sm, "bar");
+	def_main(w, bc_gset, 6, kgc, 3);
+	def_check(w, wk, mode, "bar", "global", "bar t.lua:5", "foo t.lua:5");
+	kgc[2] = synth__str(&w->sm, "M");
+	kgc[3] = synth__str(&w->sm, "h");
+	def_main(w, bc_tsets, 7, kgc, 4);
+	def_check(w, wk, mode, "M.h", "field", "M.h t.lua:5", "foo t.lua:5");
+	/* An anonymous definition: the walker remembers M.h from the walk before;
+	 * a fresh walker falls back to the call site. */
+	def_main(w, bc_anon, 5, kgc, 2);
+	def_check(w, wk, mode, "M.h", "field", "M.h t.lua:5", "foo t.lua:5");
+	def_check(w, fresh, mode, NULL, NULL, "foo t.lua:5", "foo t.lua:5");
+
+	/* The parent gone: foo's own closure holds foo as the immutable upvalue
+	 * "me" (a recursive local function), closed. */
+	fooname = synth__str(&w->sm, "capture");
+	w->pt_foo = def_proto(w, bc_foo, 4, &fooname, 1, 5, 0, "me", 0x4000);
+	WREF(w->fn_foo + lay->fn_pc, w->pt_foo + lay->pt_size);
+	w_frame(w, w->f_cap, w->fn_cap, (int64_t)(w->pt_foo + lay->pt_size + 4 * 3));
+	uv = synth__obj(&w->sm, 48, 5);
+	W8(uv + (lay->ref_size + 1) + 1, 1);		/* closed */
+	tvo = ((lay->ref_size + 1) + 3 + 7) & ~7u;
+	w_slotfn(w, uv + tvo, w->fn_foo, 0xfffffff7u);
+	if (lay->ref_size == 4)
+		W32(uv + tvo + 4, 0xfffffff7u);
+	WREF(w->fn_foo + lay->fn_f, uv);
+	def_main(w, bc_anon, 5, kgc, 2);
+	def_check(w, fresh, mode, "me", "upvalue", "me t.lua:5", "foo t.lua:5");
+	W16(w->pt_foo + lay->pt_size + 4 * 4, 0);	/* mutable: not a definition */
+	ljw__delete(fresh);
+	fresh = ljw__new();
+	def_check(w, fresh, mode, NULL, NULL, "foo t.lua:5", "foo t.lua:5");
+	ljw__delete(fresh);
+	ljw__delete(wk);
+}
+
 /* Run every test. */
 int main(void)
 {
@@ -576,6 +725,8 @@ int main(void)
 	test_memsrc();
 	test_world(gc64, 0x7f1200000000ull, "gc64");
 	test_world(gc32, 0x40100000ull, "gc32");
+	test_defnames(gc64, 0x7f1200000000ull, "gc64");
+	test_defnames(gc32, 0x40100000ull, "gc32");
 	test_hostile_cases(gc64, 0x7f1200000000ull, "gc64");
 	test_hostile_cases(gc32, 0x40100000ull, "gc32");
 	test_random(gc64, 0x7f1200000000ull, "gc64", iters);
