@@ -144,8 +144,9 @@ for mode in joff jon; do
 		native) opt=--native-only ;;
 		*) opt=--lua-only ;;
 		esac
+		# Lua names as LuaJIT gives them (the call site), as the script prints them
 		# shellcheck disable=SC2086
-		"$LJSNAP" report -f folded --pid "$pid" $opt "$cap" 2> "$TMPD/$case.$view.rerr" |
+		"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt "$cap" 2> "$TMPD/$case.$view.rerr" |
 			sed 's/^luajit;luajit+0x[0-9a-f]*;/luajit;C:pmain;/' > "$TMPD/$case.$view.folded" ||
 			{ cat "$TMPD/$case.$view.rerr" >&2; fail "$case: ljsnap report $opt failed"; }
 		[ -s "$TMPD/$case.$view.folded" ] || { cat "$TMPD/$case.$view.rerr" >&2; fail "$case: empty report $opt"; }

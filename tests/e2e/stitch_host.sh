@@ -208,8 +208,9 @@ for build in fp nofp; do
 			native) opt=--native-only ;;
 			*) opt=--lua-only ;;
 			esac
+			# Lua names as LuaJIT gives them (the call site), as gdb's ground truth has them
 			# shellcheck disable=SC2086
-			"$LJSNAP" report -f folded --pid "$pid" $opt -o "$TMPD/$case.$view.folded" "$cap" \
+			"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt -o "$TMPD/$case.$view.folded" "$cap" \
 				2> "$TMPD/$case.$view.rerr" ||
 				{ cat "$TMPD/$case.$view.rerr" >&2; fail "$case: ljsnap report $opt failed"; }
 			tally "$case" "$view" "$TMPD/$case.$view.folded"

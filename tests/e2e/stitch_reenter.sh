@@ -54,8 +54,9 @@ for case in load:-joff jit:-jon ffi:-jon gc:-jon; do
 	[ -n "$pid" ] || fail "$mode: no luajit process in the capture"
 	for view in mixed native; do
 		opt=; [ $view = native ] && opt=--native-only
+		# Lua names as LuaJIT gives them (the call site), as the script prints them
 		# shellcheck disable=SC2086
-		"$LJSNAP" report -f folded --pid "$pid" $opt "$cap" > "$TMPD/$mode.$view" 2> "$TMPD/$mode.$view.err" ||
+		"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt "$cap" > "$TMPD/$mode.$view" 2> "$TMPD/$mode.$view.err" ||
 			{ cat "$TMPD/$mode.$view.err" >&2; fail "$mode: ljsnap report $opt failed"; }
 	done
 	set -- $(awk -v entry=_start -f "$ORDER" "$TMPD/$mode.native" "$TMPD/$mode.mixed")
