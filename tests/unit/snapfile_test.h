@@ -50,9 +50,11 @@ extern struct fixture fx;
 extern struct expect ex[32];	/* the records after the header, in file order */
 extern int nex;
 
-/* Build the fixture records; write them (and END) to path. */
+/* Build the fixture records; write them (and END) to path, in format 1 or
+ * as o says. */
 void fixture_init(void);
 void fixture_write(const char *path);
+void fixture_write_opts(const char *path, const struct snapfile_writer_opts *o);
 /* Does the sample / record equal the writer's input? */
 int sample_eq(const struct ljs_sample *a, const struct ljs_sample *b);
 int rec_eq(const struct snapfile_rec *r, const struct expect *e);

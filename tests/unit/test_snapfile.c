@@ -238,7 +238,7 @@ static void test_roundtrip(void)
 	if (!r)
 		return;
 	h = snapfile_reader__header(r);
-	CHECK(h->major == SNAPFILE_MAJOR && h->minor == SNAPFILE_MINOR);
+	CHECK(h->major == 1 && h->minor == 0);	/* fixture_write: format 1 */
 	CHECK(!strcmp(h->ljsnap_version, fx.hdr.ljsnap_version));
 	CHECK(!strcmp(h->host, "testhost") && !strcmp(h->kernel, fx.hdr.kernel));
 	CHECK(!strcmp(h->arch, "x86_64") && !strcmp(h->target, fx.hdr.target));
