@@ -18,6 +18,13 @@ const char *tpath(const char *name);
 uint64_t rnd(void);
 /* Write bytes to a file (replacing it). */
 void spit(const char *path, const void *p, size_t len);
+/* Read a whole file into a malloc'd buffer (NULL, *len 0 on error). */
+uint8_t *slurp(const char *path, size_t *len);
+/* Read every record of path, comparing with ex[]: records matched in order,
+ * or -1 when one differs; *nerr counts negative returns, *total (if given)
+ * the records returned; *keep (if given) gets the open reader. */
+struct snapfile_reader;
+int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **keep);
 
 /* test_snapfile_fixture.c: one capture with every record kind. */
 #define NSAMPLES 4
@@ -71,6 +78,9 @@ int parse_frames(const uint8_t *b, size_t len, struct frame_info *fi, int max);
 void test_mpread(void);
 void test_versions(void);
 void test_forward_compat(void);
+
+/* test_snapfile_v2.c: format 2's compressed chunks. */
+void test_format2(void);
 
 /* test_snapfile_schema.c: every field of every record kind, and known bytes. */
 void test_known_bytes(void);
