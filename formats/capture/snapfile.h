@@ -43,6 +43,8 @@
 #define SNAPFILE_CHUNK_BYTES	(4u << 20)	/* format 2: records per zstd frame, uncompressed */
 #define SNAPFILE_CHUNK_MAX	(2 * SNAPFILE_FRAME_MAX)	/* largest chunk a reader accepts */
 #define SNAPFILE_ZSTD_LEVEL	3	/* format 2 writer's compression level */
+#define SNAPFILE_SUMMARY_MAGIC	0x184D2A51u	/* format 2: a zstd skippable frame that sums up the next chunk */
+#define SNAPFILE_SUMMARY_LEN	8	/* its content: u32 kinds mask, u32 records */
 #define SNAPFILE_KSYMS_PER_REC	16384	/* kernel symbols per KSYMS record */
 
 enum snapfile_kind {

@@ -47,6 +47,8 @@ void snapfile_zin__delete(struct snapfile_zin *z);
  * FRAME_BADLEN (cannot go on), each with err set, or -errno. */
 int snapfile_zin__next(struct snapfile_zin *z, const uint8_t **p, uint32_t *len, uint64_t *off,
 		       uint64_t *trunc);
+/* FRAME_SKIP with *len records: a chunk of only these kinds passed over. */
+void snapfile_zin__skip(struct snapfile_zin *z, uint32_t mask);
 uint64_t snapfile_zin__offset(const struct snapfile_zin *z);	/* file bytes used */
 uint64_t snapfile_zin__raw_bytes(const struct snapfile_zin *z);	/* the same, uncompressed */
 size_t snapfile_zin__mem(const struct snapfile_zin *z);

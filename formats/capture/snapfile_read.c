@@ -472,6 +472,8 @@ static int snapfile_reader__get(struct snapfile_reader *r, const uint8_t **p, ui
 	res = snapfile_zin__next(r->z, p, len, off, &r->st.trunc_bytes);
 	r->st.offset = snapfile_zin__offset(r->z);
 	r->st.raw_bytes = snapfile_zin__raw_bytes(r->z);
+	if (res == FRAME_SKIP)
+		r->st.frames += *len;	/* a chunk passed over whole */
 	if (res == FRAME_OK) {
 		unsigned kind = r->skip ? payload_kind(*p, *len) : 0;
 
@@ -551,6 +553,8 @@ const struct snapfile_header *snapfile_reader__header(const struct snapfile_read
 void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask)
 {
 	r->skip = mask & ~(1u << SNAPFILE_REC_HEADER);
+	if (r->z)
+		snapfile_zin__skip(r->z, r->skip);
 }
 
 /* Counters and flags so far. */

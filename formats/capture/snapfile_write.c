@@ -37,8 +37,11 @@ struct snapfile_writer {
 	uint64_t records;
 	uint32_t major;		/* format written */
 	ZSTD_CCtx *cctx;	/* format 2, once the header is written: chunks are compressed */
-	uint8_t *zbuf;		/* one compressed chunk */
+	uint8_t *zbuf;		/* one chunk's summary and compressed records */
 	size_t zcap;
+	uint32_t kind;		/* of the record being packed */
+	uint32_t chunk_kinds;	/* kinds in the buffered chunk (bit 1 << kind; bit 0: kinds >= 32) */
+	uint32_t chunk_recs;	/* records in it */
 };
 
 /* -- Buffer and framing ------------------------------------------------------ */
@@ -86,6 +89,7 @@ static int snapfile_writer__begin(struct snapfile_writer *w, enum snapfile_kind 
 	if (snapfile_writer__reserve(w, snapfile_writer__hdr_len(w)))
 		return w->err = -ENOMEM;
 	w->len += snapfile_writer__hdr_len(w);
+	w->kind = kind;
 	msgpack_pack_array(&w->pk, nfields + 1);
 	msgpack_pack_uint32(&w->pk, kind);
 	return 0;
@@ -114,29 +118,42 @@ static int snapfile_writer__end(struct snapfile_writer *w)
 		memcpy(hdr + 4, &v, 4);
 	}
 	w->records++;
+	w->chunk_kinds |= w->kind < 32 ? 1u << w->kind : 1u;
+	w->chunk_recs++;
 	if (w->len >= w->flush_at)
 		return snapfile_writer__flush(w);
 	return 0;
 }
 
-/* Format 2: compress the buffer into one zstd frame (with its content size
- * and XXH64 content checksum, set in __open_opts) in w->zbuf.  The bytes to
- * write, or 0 with w->err set. */
+/* Format 2: the chunk's summary (a zstd skippable frame: magic, size, kinds
+ * mask, records; docs/capture-format.md, section 1), then the buffer
+ * compressed as one zstd frame with its content size and XXH64 content
+ * checksum (set in __open_opts), in w->zbuf.  The bytes to write, or 0 with
+ * w->err set. */
 static size_t snapfile_writer__compress(struct snapfile_writer *w)
 {
+	const size_t head = 8 + SNAPFILE_SUMMARY_LEN;
 	size_t bound = ZSTD_compressBound(w->len), n;
+	uint32_t sum[4];
 
-	if (vec__grow(&w->zbuf, &w->zcap, 1, bound)) {
+	if (vec__grow(&w->zbuf, &w->zcap, 1, head + bound)) {
 		w->err = -ENOMEM;
 		return 0;
 	}
+	sum[0] = htole32(SNAPFILE_SUMMARY_MAGIC);
+	sum[1] = htole32(SNAPFILE_SUMMARY_LEN);
+	sum[2] = htole32(w->chunk_kinds);
+	sum[3] = htole32(w->chunk_recs);
+	memcpy(w->zbuf, sum, head);
+	w->chunk_kinds = 0;
+	w->chunk_recs = 0;
 	/* ZSTD_compress2 resets the session, keeping the parameters. */
-	n = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, w->buf, w->len);
+	n = ZSTD_compress2(w->cctx, w->zbuf + head, w->zcap - head, w->buf, w->len);
 	if (ZSTD_isError(n)) {
 		w->err = ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
 		return 0;
 	}
-	return n;
+	return head + n;
 }
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */
@@ -539,6 +556,7 @@ int snapfile_writer__raw(struct snapfile_writer *w, const void *payload, size_t 
 	k = snapfile_writer__hdr_len(w);
 	if (snapfile_writer__reserve(w, k + len))
 		return w->err = -ENOMEM;
+	w->kind = p[1] < 0x80 ? p[1] : 0;
 	w->len += k;
 	memcpy(w->buf + w->len, p, len);
 	w->len += len;
@@ -624,6 +642,8 @@ struct snapfile_writer *snapfile_writer__open_opts(const char *path, const struc
 	if (!rc && w->major == 2) {
 		rc = snapfile_writer__zstd(w, o->level ? o->level : SNAPFILE_ZSTD_LEVEL);
 		w->flush_at = o->chunk_bytes ? o->chunk_bytes : SNAPFILE_CHUNK_BYTES;
+		w->chunk_kinds = 0;	/* the header is not in a chunk */
+		w->chunk_recs = 0;
 	}
 out:
 	if (rc && w) {

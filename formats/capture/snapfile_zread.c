@@ -45,6 +45,9 @@ struct snapfile_zin {
 	uint64_t chunk_len;		/* its compressed bytes */
 	uint64_t sbase;			/* uncompressed stream offset of out[0] */
 	enum zin_tail tail;
+	uint32_t skip;			/* kinds the caller passes over (bit 1 << kind) */
+	int have_sum;			/* a summary came just before the next chunk */
+	uint32_t sum_kinds, sum_recs;	/* what it says */
 	char *err;			/* the reader's message buffer */
 	size_t errlen;
 };
@@ -82,6 +85,13 @@ void snapfile_zin__delete(struct snapfile_zin *z)
 	free(z->in);
 	free(z->out);
 	free(z);
+}
+
+/* Pass over the records of these kinds (bit 1 << kind): a chunk whose
+ * summary lists only such kinds is not even decompressed. */
+void snapfile_zin__skip(struct snapfile_zin *z, uint32_t mask)
+{
+	z->skip = mask;
 }
 
 /* File bytes used so far (the end of the current chunk). */
@@ -193,6 +203,9 @@ static int zin__skippable(struct snapfile_zin *z, uint64_t *trunc)
 	uint32_t size;
 	ssize_t have;
 
+	uint32_t magic, v[2];
+
+	memcpy(&magic, z->in + z->ipos, 4);
 	memcpy(&size, z->in + z->ipos + 4, 4);
 	size = le32toh(size);
 	have = zin__want(z, 8 + (size_t)size);
@@ -203,12 +216,38 @@ static int zin__skippable(struct snapfile_zin *z, uint64_t *trunc)
 		z->ipos = z->ilen;
 		return FRAME_TRUNC;
 	}
+	/* A chunk summary: for the zstd frame right after it. */
+	z->have_sum = le32toh(magic) == SNAPFILE_SUMMARY_MAGIC && size >= SNAPFILE_SUMMARY_LEN;
+	if (z->have_sum) {
+		memcpy(v, z->in + z->ipos + 8, sizeof(v));
+		z->sum_kinds = le32toh(v[0]);
+		z->sum_recs = le32toh(v[1]);
+	}
 	z->ipos += 8 + (size_t)size;
 	return FRAME_SKIP;
 }
 
+/* A complete chunk whose summary lists only kinds passed over is passed over
+ * whole, unchecked (as a format 1 reader passes over such frames): 1, with
+ * *nrec its records. */
+static int zin__pass_over(struct snapfile_zin *z, int cut, uint64_t content, size_t csize,
+			  uint64_t *nrec)
+{
+	int sum = z->have_sum;
+
+	z->have_sum = 0;
+	if (!sum || cut || !z->skip || !z->sum_kinds || (z->sum_kinds & ~z->skip) ||
+	    content == ZSTD_CONTENTSIZE_UNKNOWN)
+		return 0;
+	z->sbase += content;
+	z->ipos += csize;
+	*nrec = z->sum_recs;
+	return 1;
+}
+
 /* Load the next chunk into out.  FRAME_OK (records in out, maybe none),
- * FRAME_SKIP (a skippable frame passed over), FRAME_EOF, FRAME_TRUNC (nothing
+ * FRAME_SKIP (a skippable frame passed over; a whole chunk passed over when
+ * *trunc is set: its record count), FRAME_EOF, FRAME_TRUNC (nothing
  * usable left), FRAME_BADCRC (a corrupt chunk skipped: z->err), FRAME_BADLEN
  * (cannot go on: z->err) or -errno. */
 static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
@@ -219,8 +258,14 @@ static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
 	uint32_t magic;
 	int rc, cut = 0;
 
-	if (have <= 0)
-		return have < 0 ? (int)have : FRAME_EOF;
+	if (have < 0)
+		return (int)have;
+	if (have == 0 && z->have_sum) {
+		*trunc = 8 + SNAPFILE_SUMMARY_LEN;	/* a summary whose chunk is missing */
+		return FRAME_TRUNC;
+	}
+	if (have == 0)
+		return FRAME_EOF;
 	if (have < 8) {
 		*trunc = (uint64_t)have;
 		z->ipos = z->ilen;
@@ -251,7 +296,10 @@ static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
 	if (content == ZSTD_CONTENTSIZE_ERROR)
 		return zin__stop(z, "bad frame header");
 	z->sbase += z->olen;
+	z->olen = 0;
 	z->opos = 0;
+	if (zin__pass_over(z, cut, content, csize, trunc))
+		return FRAME_SKIP;
 	z->chunk_off = snapfile_zin__offset(z);
 	z->chunk_len = csize;
 	z->tail = TAIL_NEXT;
@@ -293,8 +341,9 @@ static int zin__badrec(struct snapfile_zin *z, const char *why)
 }
 
 /* The next record: FRAME_OK with its payload (p, len, stream offset off, in
- * z's buffer until the next call), or an enum frame_res / -errno as for a
- * format 1 frame.  *trunc: the bytes of a cut chunk, at FRAME_TRUNC. */
+ * z's buffer until the next call); FRAME_SKIP with len records of a chunk
+ * passed over; or an enum frame_res / -errno as for a format 1 frame.
+ * *trunc: the bytes of a cut chunk, at FRAME_TRUNC. */
 int snapfile_zin__next(struct snapfile_zin *z, const uint8_t **p, uint32_t *len, uint64_t *off,
 		       uint64_t *trunc)
 {
@@ -323,7 +372,13 @@ int snapfile_zin__next(struct snapfile_zin *z, const uint8_t **p, uint32_t *len,
 		}
 		if (z->tail == TAIL_STOP)
 			return FRAME_BADLEN;
+		*trunc = 0;
 		rc = zin__chunk(z, trunc);
+		if (rc == FRAME_SKIP && *trunc) {
+			*len = (uint32_t)*trunc;	/* records of a chunk passed over */
+			*trunc = 0;
+			return FRAME_SKIP;
+		}
 		if (rc != FRAME_OK && rc != FRAME_SKIP)
 			return rc;
 	}
