@@ -5,11 +5,15 @@
  * `ljsnap record` writes, `ljsnap report` and `ljsnap info` read, one file:
  *
  *   magic (8 bytes: 89 'L' 'J' 'S' 0d 0a 1a 0a)
- *   frame*            frame = u32 LE payload length, u32 LE crc32(payload), payload
+ *   header frame      frame = u32 LE payload length, u32 LE crc32(payload), payload
+ *   format 2: (summary, chunk)*   each chunk a zstd frame of records
+ *                                 (u32 LE payload length, payload)
+ *   format 1: frame*
  *
  * Each payload is one msgpack array [kind, ...].  The first frame is always
  * the HEADER.  The byte-level format, every record kind and the versioning,
- * truncation and corruption rules are in docs/capture-format.md.
+ * truncation and corruption rules are in docs/capture-format.md.  The
+ * writer writes format 2 (format 1 on request); the reader reads both.
  *
  * The file holds raw process memory, so the writer creates it with mode
  * 0600.  A file cut off at any byte reads back up to its last complete
