@@ -237,7 +237,7 @@ static int zin__pass_over(struct snapfile_zin *z, int cut, uint64_t content, siz
 
 	z->have_sum = 0;
 	if (!sum || cut || !z->skip || !z->sum_kinds || (z->sum_kinds & ~z->skip) ||
-	    content == ZSTD_CONTENTSIZE_UNKNOWN)
+	    content > SNAPFILE_CHUNK_MAX)
 		return 0;
 	z->sbase += content;
 	z->ipos += csize;
@@ -319,7 +319,10 @@ static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
 				 ZSTD_getErrorString((ZSTD_ErrorCode)-rc));
 		return FRAME_OK;
 	}
+	/* Stream offsets after it stay those of a reader that passed over it. */
 	z->olen = 0;
+	if (content <= SNAPFILE_CHUNK_MAX)
+		z->sbase += content;
 	snprintf(z->err, z->errlen, "corrupt compressed chunk at byte offset %llu: %s; its %zu "
 		 "bytes were skipped", (unsigned long long)z->chunk_off,
 		 rc < 0 ? ZSTD_getErrorString((ZSTD_ErrorCode)-rc) : "size differs from its header",
