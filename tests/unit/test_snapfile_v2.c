@@ -360,9 +360,38 @@ static void test_v2_rewrite(void)
 	free(text);
 }
 
+/* What a SIGKILL leaves: the file as it is after the last flush (the
+ * recorder's, every second) reads back every record flushed, and no more. */
+static void test_v2_killed(void)
+{
+	const char *path = tpath("v2-kill.ljsnap");
+	struct snapfile_writer *w = snapfile_writer__open(path, &fx.hdr, NULL);
+	struct snapfile_rec *rec = malloc(sizeof(*rec));
+	struct snapfile_reader *r;
+	int i, n = 0, res, err;
+
+	CHECK(w && rec);
+	for (i = 0; w && i < 30; i++) {
+		CHECK(snapfile_writer__sample(w, &fx.s[i % NSAMPLES]) == 0);
+		if (i == 9 || i == 19)
+			CHECK(snapfile_writer__flush(w) == 0);
+	}
+	/* Samples 20..29 are still in the writer's buffer. */
+	r = rec ? snapfile_reader__open(path, &err) : NULL;
+	CHECK(r != NULL);
+	while (r && (res = snapfile_reader__next(r, rec)) > 0)
+		n += rec->kind == SNAPFILE_REC_SAMPLE && sample_eq(&rec->sample, &fx.s[n % NSAMPLES]);
+	CHECKF(n == 20, "%d samples read before close", n);
+	CHECK(r && !snapfile_reader__stats(r)->truncated && !snapfile_reader__stats(r)->clean_end);
+	snapfile_reader__close(r);
+	CHECK(w && snapfile_writer__close(w) == 0);
+	free(rec);
+}
+
 /* Format 2 tests. */
 void test_format2(void)
 {
+	test_v2_killed();
 	test_v2_roundtrip();
 	test_v2_cuts();
 	test_v2_corruption();
