@@ -112,10 +112,13 @@ size_t snapfile_zin__mem(const struct snapfile_zin *z)
 	return sizeof(*z) + z->icap + z->ocap + ZSTD_sizeof_DCtx(z->dctx);
 }
 
-/* Have at least n unused compressed bytes in z->in, fewer only at the end of
- * the file: the count held, or -errno.  The buffer grows with what is read. */
+/* Have at least n unused compressed bytes at z->in + z->ipos, fewer only at
+ * the end of the file: the count held, or -errno.  The buffer grows with
+ * what is read; it is compacted only when the bytes wanted do not follow. */
 static ssize_t zin__want(struct snapfile_zin *z, size_t n)
 {
+	if (z->ilen - z->ipos >= n || (z->eof && z->ilen - z->ipos < n))
+		return (ssize_t)(z->ilen - z->ipos);
 	if (z->ipos) {
 		memmove(z->in, z->in + z->ipos, z->ilen - z->ipos);
 		z->ilen -= z->ipos;
@@ -136,7 +139,7 @@ static ssize_t zin__want(struct snapfile_zin *z, size_t n)
 			z->eof = 1;
 		z->ilen += (size_t)k;
 	}
-	return (ssize_t)z->ilen;
+	return (ssize_t)(z->ilen - z->ipos);
 }
 
 /* Decompress in[ipos, ipos + csize) into out: olen bytes.  0 = the frame is
@@ -271,14 +274,14 @@ static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
 		z->ipos = z->ilen;
 		return FRAME_TRUNC;
 	}
-	memcpy(&magic, z->in, 4);
+	memcpy(&magic, z->in + z->ipos, 4);
 	if ((le32toh(magic) & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START)
 		return zin__skippable(z, trunc);
 	if (le32toh(magic) != ZSTD_MAGICNUMBER)
 		return zin__stop(z, "not a zstd frame");
 	/* The whole frame, or all that the file has of it. */
 	for (;;) {
-		csize = ZSTD_findFrameCompressedSize(z->in, (size_t)have);
+		csize = ZSTD_findFrameCompressedSize(z->in + z->ipos, (size_t)have);
 		if (!ZSTD_isError(csize))
 			break;
 		if (ZSTD_getErrorCode(csize) != ZSTD_error_srcSize_wrong)
@@ -292,7 +295,7 @@ static int zin__chunk(struct snapfile_zin *z, uint64_t *trunc)
 		if (have < 0)
 			return (int)have;
 	}
-	content = ZSTD_getFrameContentSize(z->in, csize);
+	content = ZSTD_getFrameContentSize(z->in + z->ipos, csize);
 	if (content == ZSTD_CONTENTSIZE_ERROR)
 		return zin__stop(z, "bad frame header");
 	z->sbase += z->olen;
