@@ -230,6 +230,8 @@ for i in $(seq $(( 2 * rounds ))); do
 		printf "round %2d recorded   %9.1f req/s %7d requests  non-2xx %d  socket errors %d\n", i, rps, n, bad, se
 		printf "         capture %d samples (%d lost); recorder CPU %.2f s during wrk (%.1f%% of one CPU), %.2f s in all;", smp, lost, c1 - c0, 100 * (c1 - c0) / wall, t1 - t0
 		printf " BPF %.0f ns/run x %d runs = %.3f s; walk+harvest %.3f s\n", rcnt ? rns / rcnt : 0, rcnt, rns / 1e9, wns / 1e9 }'
+	awk -v sz="$(stat -c %s "$cap")" -v smp="$(info samples_written)" 'BEGIN {
+		printf "         file %d bytes, %.0f bytes per sample (everything included)\n", sz, smp ? sz / smp : 0 }'
 	cpu_fig "$tmp/wrk$i" "$secs" "$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" on
 done
 

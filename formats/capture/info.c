@@ -238,7 +238,8 @@ static int info__scan(struct info *in, struct snapfile_reader *r)
 /* -- Output ------------------------------------------------------------------------- */
 
 /* Header lines. */
-static void info__print_header(FILE *out, const char *path, const struct snapfile_header *h)
+static void info__print_header(FILE *out, const char *path, const struct snapfile_header *h,
+			       const struct snapfile_reader_stats *rs)
 {
 	static const char *const fnames[] = { "memory", "ksyms", "task-events", "system-wide" };
 	time_t secs = (time_t)(h->real_ns / 1000000000ull);
@@ -255,6 +256,13 @@ static void info__print_header(FILE *out, const char *path, const struct snapfil
 	fprintf(out, "\nformat:     %" PRIu32 ".%" PRIu32 "%s, written by ljsnap %s\n", h->major,
 		h->minor, h->minor > SNAPFILE_MINOR ? " (newer minor: unknown additions ignored)" : "",
 		h->ljsnap_version[0] ? h->ljsnap_version : "?");
+	/* Format 2 stores the records in zstd chunks (docs/capture-format.md). */
+	if (h->major >= 2)
+		fprintf(out, "compression: zstd, %" PRIu64 " bytes uncompressed in %" PRIu64
+			" bytes (%.1fx)\n", rs->raw_bytes, rs->offset,
+			rs->offset ? (double)rs->raw_bytes / (double)rs->offset : 0.0);
+	else
+		fprintf(out, "compression: none (format 1), %" PRIu64 " bytes\n", rs->offset);
 	fprintf(out, "host:       %s, kernel %s, %s\n", h->host[0] ? h->host : "?",
 		h->kernel[0] ? h->kernel : "?", h->arch[0] ? h->arch : "?");
 	fprintf(out, "started:    %s (monotonic %.3f s)\n", when, (double)h->mono_ns / 1e9);
@@ -351,7 +359,7 @@ int snapfile__print_info(const char *path, FILE *out)
 	in.pf = in.ef = NULL;
 	if (err)
 		goto out;
-	info__print_header(out, path, snapfile_reader__header(r));
+	info__print_header(out, path, snapfile_reader__header(r), snapfile_reader__stats(r));
 	info__print_body(out, &in, r);
 out:
 	if (err && r)

@@ -5,11 +5,15 @@
  * `ljsnap record` writes, `ljsnap report` and `ljsnap info` read, one file:
  *
  *   magic (8 bytes: 89 'L' 'J' 'S' 0d 0a 1a 0a)
- *   frame*            frame = u32 LE payload length, u32 LE crc32(payload), payload
+ *   header frame      frame = u32 LE payload length, u32 LE crc32(payload), payload
+ *   format 2: (summary, chunk)*   each chunk a zstd frame of records
+ *                                 (u32 LE payload length, payload)
+ *   format 1: frame*
  *
  * Each payload is one msgpack array [kind, ...].  The first frame is always
  * the HEADER.  The byte-level format, every record kind and the versioning,
- * truncation and corruption rules are in docs/capture-format.md.
+ * truncation and corruption rules are in docs/capture-format.md.  The
+ * writer writes format 2 (format 1 on request); the reader reads both.
  *
  * The file holds raw process memory, so the writer creates it with mode
  * 0600.  A file cut off at any byte reads back up to its last complete
@@ -33,12 +37,18 @@
 #define SNAPFILE_MAGIC		"\x89LJS\r\n\x1a\n"
 #define SNAPFILE_MAGIC_LEN	8
 
-#define SNAPFILE_MAJOR		1	/* bumped by a change old readers cannot read */
+#define SNAPFILE_MAJOR		2	/* bumped by a change old readers cannot read */
 #define SNAPFILE_MINOR		0	/* bumped by additions old readers may ignore */
 
-#define SNAPFILE_FRAME_HDR	8	/* u32 length + u32 crc32 */
+#define SNAPFILE_FRAME_HDR	8	/* u32 length + u32 crc32 (format 1; a format 2 header) */
+#define SNAPFILE_REC_HDR	4	/* u32 length: a record inside a format 2 chunk */
 #define SNAPFILE_FRAME_MAX	(64u << 20)	/* largest payload accepted or written */
-#define SNAPFILE_FLUSH_BYTES	(1u << 20)	/* writer flushes when its buffer exceeds this */
+#define SNAPFILE_FLUSH_BYTES	(1u << 20)	/* format 1 writer flushes when its buffer exceeds this */
+#define SNAPFILE_CHUNK_BYTES	(4u << 20)	/* format 2: records per zstd frame, uncompressed */
+#define SNAPFILE_CHUNK_MAX	(2 * SNAPFILE_FRAME_MAX)	/* largest chunk a reader accepts */
+#define SNAPFILE_ZSTD_LEVEL	3	/* format 2 writer's compression level */
+#define SNAPFILE_SUMMARY_MAGIC	0x184D2A51u	/* format 2: a zstd skippable frame that sums up the next chunk */
+#define SNAPFILE_SUMMARY_LEN	8	/* its content: u32 kinds mask, u32 records */
 #define SNAPFILE_KSYMS_PER_REC	16384	/* kernel symbols per KSYMS record */
 
 enum snapfile_kind {
@@ -176,7 +186,8 @@ struct snapfile_end {
 struct snapfile_rec {
 	enum snapfile_kind kind;
 	uint32_t size;			/* payload bytes */
-	uint64_t offset;		/* file offset of the frame */
+	uint64_t offset;		/* format 1: file offset of the frame; format 2: offset
+					 * of the record in the uncompressed stream */
 	union {
 		struct ljs_sample sample;
 		struct snapfile_process proc;
@@ -194,9 +205,20 @@ struct snapfile_rec {
 struct snapfile_writer;
 
 /* Create (or truncate) path with mode 0600, write magic and header, flush.
- * NULL on error with *err = negative errno. */
+ * NULL on error with *err = negative errno.  Writes format SNAPFILE_MAJOR. */
 struct snapfile_writer *snapfile_writer__open(const char *path, const struct snapfile_header *h,
 					      int *err);
+
+/* How __open_opts writes; 0 in a field means its default. */
+struct snapfile_writer_opts {
+	uint32_t major;			/* 1 (uncompressed, for tests) or 2 (SNAPFILE_MAJOR) */
+	int level;			/* zstd level (SNAPFILE_ZSTD_LEVEL) */
+	uint32_t chunk_bytes;		/* format 2: chunk size (SNAPFILE_CHUNK_BYTES) */
+};
+
+/* __open with options (NULL: the defaults).  -EINVAL for an unknown major. */
+struct snapfile_writer *snapfile_writer__open_opts(const char *path, const struct snapfile_header *h,
+						   const struct snapfile_writer_opts *o, int *err);
 
 /* Append one record.  0 or negative errno.  An I/O or allocation error is
  * sticky: every later call (and __close) returns it.  -EINVAL (bad input)
@@ -208,6 +230,11 @@ int snapfile_writer__ksyms(struct snapfile_writer *w, const struct ksym *syms, s
 int snapfile_writer__object(struct snapfile_writer *w, const struct snapfile_object *o);
 int snapfile_writer__embed(struct snapfile_writer *w, const struct snapfile_embed *e);
 int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat *st, size_t n);
+
+/* Append a record's payload as it is ([kind, ...] in msgpack, as
+ * snapfile_reader__payload returns it): for copying a capture into another
+ * format.  -EINVAL for an empty payload, a HEADER or an END. */
+int snapfile_writer__raw(struct snapfile_writer *w, const void *payload, size_t len);
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */
 int snapfile_writer__flush(struct snapfile_writer *w);
@@ -232,7 +259,8 @@ struct snapfile_reader_stats {
 	uint64_t per_kind[SNAPFILE_REC__MAX];	/* records returned, by kind */
 	uint64_t unknown;		/* frames of unknown kinds skipped */
 	uint64_t corrupt;		/* corrupt frames skipped or stopped at */
-	uint64_t offset;		/* bytes consumed so far */
+	uint64_t offset;		/* file bytes consumed so far */
+	uint64_t raw_bytes;		/* the same uncompressed (format 1: = offset) */
 	uint64_t trunc_bytes;		/* bytes of an incomplete last record */
 	int truncated;			/* the file ends inside a record */
 	int stopped;			/* reading stopped at an implausible frame length */
@@ -261,6 +289,10 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec);
  * per_kind).  For a caller that reads a file in several passes, each for
  * some kinds; corruption is found by the pass that reads a record. */
 void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask);
+
+/* The msgpack payload of the record __next last returned ([kind, ...]), in
+ * the reader's memory until the next __next; NULL before the first. */
+const uint8_t *snapfile_reader__payload(const struct snapfile_reader *r, uint32_t *len);
 
 /* Counters and flags so far. */
 const struct snapfile_reader_stats *snapfile_reader__stats(const struct snapfile_reader *r);

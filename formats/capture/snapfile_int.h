@@ -22,6 +22,37 @@ extern const size_t snapfile__nregs;
 #define SNAPFILE_REGS_MAX 64	/* registers a header may list */
 #define SNAPFILE_REG_NONE UINT32_MAX	/* a file register this build does not know */
 
+/* -- Framing ----------------------------------------------------------------- */
+
+/* Outcome of reading one frame (format 1) or record (format 2). */
+enum frame_res {
+	FRAME_OK = 1,		/* complete, checksum good */
+	FRAME_EOF,		/* no byte left: clean end */
+	FRAME_TRUNC,		/* the file ends inside this frame */
+	FRAME_BADCRC,		/* complete, checksum wrong (frame consumed) */
+	FRAME_BADLEN,		/* implausible length: cannot continue */
+	FRAME_SKIP,		/* complete, of a kind the caller passes over (not checked) */
+};
+
+/* Format 2's compressed chunks (snapfile_zread.c).  The reader reads the
+ * magic and the header frame, then hands the file over at offset off with
+ * the n bytes after the header it already read (pre).  Messages go to err. */
+struct snapfile_zin;
+struct snapfile_zin *snapfile_zin__new(int fd, const uint8_t *pre, size_t n, uint64_t off,
+				       char *err, size_t errlen);
+void snapfile_zin__delete(struct snapfile_zin *z);
+/* FRAME_OK with the next record's payload (valid until the next call) and
+ * its offset in the uncompressed stream; FRAME_EOF, FRAME_TRUNC (*trunc: the
+ * bytes of the cut chunk), FRAME_BADCRC (a corrupt chunk or record skipped),
+ * FRAME_BADLEN (cannot go on), each with err set, or -errno. */
+int snapfile_zin__next(struct snapfile_zin *z, const uint8_t **p, uint32_t *len, uint64_t *off,
+		       uint64_t *trunc);
+/* FRAME_SKIP with *len records: a chunk of only these kinds passed over. */
+void snapfile_zin__skip(struct snapfile_zin *z, uint32_t mask);
+uint64_t snapfile_zin__offset(const struct snapfile_zin *z);	/* file bytes used */
+uint64_t snapfile_zin__raw_bytes(const struct snapfile_zin *z);	/* the same, uncompressed */
+size_t snapfile_zin__mem(const struct snapfile_zin *z);
+
 /* -- Decode arena: chunked, so pointers stay valid while it grows -------- */
 
 struct snapfile_arena_blk;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* snapfile_read.c -- the capture file reader: framing, header, record loop. */
+/* snapfile_read.c -- the capture file reader: format 1 framing, header, record
+ * loop (format 2's compressed chunks: snapfile_zread.c). */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +25,11 @@ struct snapfile_reader {
 	int done;			/* no more records will be returned */
 	uint8_t *rbuf;			/* read-ahead buffer */
 	size_t rpos, rlen;
-	uint8_t *buf;			/* payload of the current frame */
+	uint8_t *buf;			/* payload of the current frame (format 1) */
 	size_t cap;
+	struct snapfile_zin *z;		/* format 2: the chunks after the header */
+	const uint8_t *cur;		/* the payload of the record last returned */
+	uint32_t curlen;
 	struct snapfile_arena rec;	/* decode memory of the current record */
 	struct snapfile_arena keep;	/* header strings */
 	struct snapfile_header hdr;
@@ -34,16 +38,6 @@ struct snapfile_reader {
 	uint32_t skip;			/* kinds to pass over unchecked (bit 1 << kind) */
 	char err[256];
 	char note[160];
-};
-
-/* Outcome of reading one frame. */
-enum frame_res {
-	FRAME_OK = 1,		/* complete, checksum good */
-	FRAME_EOF,		/* no byte left: clean end */
-	FRAME_TRUNC,		/* the file ends inside this frame */
-	FRAME_BADCRC,		/* complete, checksum wrong (frame consumed) */
-	FRAME_BADLEN,		/* implausible length: cannot continue */
-	FRAME_SKIP,		/* complete, of a kind the caller passes over (not checked) */
 };
 
 /* The record kind of a payload, [kind, ...], without decoding it; 0 if it
@@ -336,6 +330,15 @@ static int snapfile_reader__first(struct snapfile_reader *r, char *msg, size_t m
 		return SNAPFILE_E_CORRUPT;
 	}
 	r->st.per_kind[SNAPFILE_REC_HEADER] = 1;
+	r->st.raw_bytes = r->st.offset;
+	if (major >= 2) {
+		r->z = snapfile_zin__new(r->fd, r->rbuf + r->rpos, r->rlen - r->rpos, r->st.offset,
+					 r->err, sizeof(r->err));
+		if (!r->z) {
+			snapfile__msg(msg, msglen, "out of memory opening the capture file");
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -386,15 +389,15 @@ struct snapfile_reader *snapfile_reader__open(const char *path, int *err)
 
 /* -- Records --------------------------------------------------------------------- */
 
-/* Decode the payload in r->buf: 1 = rec filled, 0 = skipped (unknown kind), <0 error. */
-static int snapfile_reader__decode(struct snapfile_reader *r, uint32_t len, struct snapfile_rec *rec)
+/* Decode the payload p: 1 = rec filled, 0 = skipped (unknown kind), <0 error. */
+static int snapfile_reader__decode(struct snapfile_reader *r, const uint8_t *p, uint32_t len,
+				   uint64_t off, struct snapfile_rec *rec)
 {
-	uint64_t off = r->st.offset - SNAPFILE_FRAME_HDR - len;
 	struct mp_cur c;
 	uint64_t kind = 0;
 	uint32_t n;
 
-	mp_cur__init(&c, r->buf, len);
+	mp_cur__init(&c, p, len);
 	if (!mp_cur__array(&c, &n) && !n)
 		mp_cur__fail(&c, "empty record");
 	mp_cur__uint(&c, &kind);
@@ -447,24 +450,59 @@ static int snapfile_reader__decode(struct snapfile_reader *r, uint32_t len, stru
 	rec->kind = (enum snapfile_kind)kind;
 	rec->size = len;
 	rec->offset = off;
+	r->cur = p;
+	r->curlen = len;
 	r->st.per_kind[kind]++;
 	if (kind == SNAPFILE_REC_END)
 		r->st.clean_end = 1;
 	return 1;
 }
 
+/* The next frame (format 1) or record (format 2): an enum frame_res or
+ * -errno; at FRAME_OK its payload and offset. */
+static int snapfile_reader__get(struct snapfile_reader *r, const uint8_t **p, uint32_t *len,
+				uint64_t *off)
+{
+	int res;
+
+	if (!r->z) {
+		res = snapfile_reader__frame(r, len);
+		*p = r->buf;
+		*off = r->st.offset - SNAPFILE_FRAME_HDR - *len;
+		r->st.raw_bytes = r->st.offset;
+		return res;
+	}
+	res = snapfile_zin__next(r->z, p, len, off, &r->st.trunc_bytes);
+	r->st.offset = snapfile_zin__offset(r->z);
+	r->st.raw_bytes = snapfile_zin__raw_bytes(r->z);
+	if (res == FRAME_SKIP)
+		r->st.frames += *len;	/* a chunk passed over whole */
+	if (res == FRAME_OK) {
+		unsigned kind = r->skip ? payload_kind(*p, *len) : 0;
+
+		r->st.frames++;
+		if (kind && kind < 32 && (r->skip & (1u << kind)))
+			return FRAME_SKIP;
+	}
+	return res;
+}
+
 /* Next record: 1 = rec filled, 0 = no more records, negative = corrupt frame met. */
 int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec)
 {
+	const uint8_t *p;
+	uint64_t off;
 	uint32_t len;
 	int res;
 
 	snapfile_arena__reset(&r->rec);
+	r->cur = NULL;
+	r->curlen = 0;
 	while (!r->done) {
-		res = snapfile_reader__frame(r, &len);
+		res = snapfile_reader__get(r, &p, &len, &off);
 		switch (res) {
 		case FRAME_OK:
-			res = snapfile_reader__decode(r, len, rec);
+			res = snapfile_reader__decode(r, p, len, off, rec);
 			if (res)
 				return res;
 			continue;
@@ -479,17 +517,20 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec)
 		case FRAME_TRUNC:
 			r->done = 1;
 			r->st.truncated = 1;
-			snprintf(r->note, sizeof(r->note), "truncated after %llu records (%llu bytes "
-				 "of an incomplete record ignored)", (unsigned long long)r->st.frames,
+			snprintf(r->note, sizeof(r->note), r->z ? "truncated after %llu records (an "
+				 "incomplete compressed chunk of %llu bytes: its complete records were "
+				 "read)" : "truncated after %llu records (%llu bytes of an incomplete "
+				 "record ignored)", (unsigned long long)r->st.frames,
 				 (unsigned long long)r->st.trunc_bytes);
 			return 0;
 		case FRAME_BADLEN:
 			r->done = 1;
 			r->st.stopped = 1;
 			r->st.corrupt++;
-			snprintf(r->err, sizeof(r->err), "corrupt record at byte offset %llu: "
-				 "implausible length %u; the rest of the file was ignored",
-				 (unsigned long long)r->st.offset, len);
+			if (!r->z)
+				snprintf(r->err, sizeof(r->err), "corrupt record at byte offset %llu: "
+					 "implausible length %u; the rest of the file was ignored",
+					 (unsigned long long)r->st.offset, len);
 			return SNAPFILE_E_CORRUPT;
 		default:
 			r->done = 1;
@@ -515,12 +556,21 @@ const struct snapfile_header *snapfile_reader__header(const struct snapfile_read
 void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask)
 {
 	r->skip = mask & ~(1u << SNAPFILE_REC_HEADER);
+	if (r->z)
+		snapfile_zin__skip(r->z, r->skip);
 }
 
 /* Counters and flags so far. */
 const struct snapfile_reader_stats *snapfile_reader__stats(const struct snapfile_reader *r)
 {
 	return &r->st;
+}
+
+/* The payload of the record __next last returned (NULL before the first). */
+const uint8_t *snapfile_reader__payload(const struct snapfile_reader *r, uint32_t *len)
+{
+	*len = r->curlen;
+	return r->cur;
 }
 
 /* Message of the last negative __next ("" if none yet). */
@@ -538,7 +588,8 @@ const char *snapfile_reader__note(const struct snapfile_reader *r)
 /* Bytes of heap the reader holds. */
 size_t snapfile_reader__mem(const struct snapfile_reader *r)
 {
-	return sizeof(*r) + RBUF_SIZE + r->cap + r->rec.held + r->keep.held;
+	return sizeof(*r) + RBUF_SIZE + r->cap + r->rec.held + r->keep.held +
+	       (r->z ? snapfile_zin__mem(r->z) : 0);
 }
 
 /* Close and free (NULL is a no-op). */
@@ -546,6 +597,7 @@ void snapfile_reader__close(struct snapfile_reader *r)
 {
 	if (!r)
 		return;
+	snapfile_zin__delete(r->z);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->rbuf);

@@ -12,6 +12,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 #include <msgpack/pack.h>
 #include "formats/capture/snapfile_int.h"
 #include "formats/capture/snapfile_schema.h"
@@ -26,12 +28,20 @@ struct snapfile_writer {
 	int is_reg;		/* regular file: fsync applies */
 	int err;		/* first I/O or allocation error (sticky) */
 	int oom;		/* the record being packed lost bytes */
-	uint8_t *buf;		/* frames not yet written */
+	uint8_t *buf;		/* frames not yet written (format 2: one chunk, uncompressed) */
 	size_t len, cap;
 	size_t rec_start;	/* frame being packed starts here */
+	size_t flush_at;	/* flush when len reaches this */
 	msgpack_packer pk;
 	uint64_t bytes_written;
 	uint64_t records;
+	uint32_t major;		/* format written */
+	ZSTD_CCtx *cctx;	/* format 2, once the header is written: chunks are compressed */
+	uint8_t *zbuf;		/* one chunk's summary and compressed records */
+	size_t zcap;
+	uint32_t kind;		/* of the record being packed */
+	uint32_t chunk_kinds;	/* kinds in the buffered chunk (bit 1 << kind; bit 0: kinds >= 32) */
+	uint32_t chunk_recs;	/* records in it */
 };
 
 /* -- Buffer and framing ------------------------------------------------------ */
@@ -62,25 +72,34 @@ static int snapfile_writer__put(void *data, const char *p, size_t n)
 	return 0;
 }
 
-/* Start a frame: reserve its 8-byte header. */
+/* Bytes before a payload: a format 1 frame header, or a format 2 chunk's
+ * record length (docs/capture-format.md, section 1). */
+static size_t snapfile_writer__hdr_len(const struct snapfile_writer *w)
+{
+	return w->cctx ? SNAPFILE_REC_HDR : SNAPFILE_FRAME_HDR;
+}
+
+/* Start a frame: reserve its header. */
 static int snapfile_writer__begin(struct snapfile_writer *w, enum snapfile_kind kind, size_t nfields)
 {
 	if (w->err)
 		return w->err;
 	w->oom = 0;
 	w->rec_start = w->len;
-	if (snapfile_writer__reserve(w, SNAPFILE_FRAME_HDR))
+	if (snapfile_writer__reserve(w, snapfile_writer__hdr_len(w)))
 		return w->err = -ENOMEM;
-	w->len += SNAPFILE_FRAME_HDR;
+	w->len += snapfile_writer__hdr_len(w);
+	w->kind = kind;
 	msgpack_pack_array(&w->pk, nfields + 1);
 	msgpack_pack_uint32(&w->pk, kind);
 	return 0;
 }
 
-/* Finish a frame: fill length and crc, flush when the buffer is large. */
+/* Finish a frame: fill length and crc (format 2 in a chunk: the length
+ * only, the chunk has a checksum), flush when the buffer is large. */
 static int snapfile_writer__end(struct snapfile_writer *w)
 {
-	size_t payload = w->len - w->rec_start - SNAPFILE_FRAME_HDR;
+	size_t payload = w->len - w->rec_start - snapfile_writer__hdr_len(w);
 	uint8_t *hdr = w->buf + w->rec_start;
 	uint32_t v;
 
@@ -94,23 +113,67 @@ static int snapfile_writer__end(struct snapfile_writer *w)
 	}
 	v = htole32((uint32_t)payload);
 	memcpy(hdr, &v, 4);
-	v = htole32((uint32_t)crc32(0L, hdr + SNAPFILE_FRAME_HDR, (uInt)payload));
-	memcpy(hdr + 4, &v, 4);
+	if (!w->cctx) {
+		v = htole32((uint32_t)crc32(0L, hdr + SNAPFILE_FRAME_HDR, (uInt)payload));
+		memcpy(hdr + 4, &v, 4);
+	}
 	w->records++;
-	if (w->len >= SNAPFILE_FLUSH_BYTES)
+	w->chunk_kinds |= w->kind < 32 ? 1u << w->kind : 1u;
+	w->chunk_recs++;
+	if (w->len >= w->flush_at)
 		return snapfile_writer__flush(w);
 	return 0;
+}
+
+/* Format 2: the chunk's summary (a zstd skippable frame: magic, size, kinds
+ * mask, records; docs/capture-format.md, section 1), then the buffer
+ * compressed as one zstd frame with its content size and XXH64 content
+ * checksum (set in __open_opts), in w->zbuf.  The bytes to write, or 0 with
+ * w->err set. */
+static size_t snapfile_writer__compress(struct snapfile_writer *w)
+{
+	const size_t head = 8 + SNAPFILE_SUMMARY_LEN;
+	size_t bound = ZSTD_compressBound(w->len), n;
+	uint32_t sum[4];
+
+	if (vec__grow(&w->zbuf, &w->zcap, 1, head + bound)) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	sum[0] = htole32(SNAPFILE_SUMMARY_MAGIC);
+	sum[1] = htole32(SNAPFILE_SUMMARY_LEN);
+	sum[2] = htole32(w->chunk_kinds);
+	sum[3] = htole32(w->chunk_recs);
+	memcpy(w->zbuf, sum, head);
+	w->chunk_kinds = 0;
+	w->chunk_recs = 0;
+	/* ZSTD_compress2 resets the session, keeping the parameters. */
+	n = ZSTD_compress2(w->cctx, w->zbuf + head, w->zcap - head, w->buf, w->len);
+	if (ZSTD_isError(n)) {
+		w->err = ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
+		return 0;
+	}
+	return head + n;
 }
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */
 int snapfile_writer__flush(struct snapfile_writer *w)
 {
-	size_t done = 0;
+	const uint8_t *out = w->buf;
+	size_t done = 0, len = w->len;
 
 	if (w->err)
 		return w->err;
-	while (done < w->len) {
-		ssize_t n = write(w->fd, w->buf + done, w->len - done);
+	if (w->cctx && len) {
+		len = snapfile_writer__compress(w);
+		out = w->zbuf;
+		if (w->err) {
+			w->len = 0;
+			return w->err;
+		}
+	}
+	while (done < len) {
+		ssize_t n = write(w->fd, out + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -323,8 +386,8 @@ static int snapfile_writer__header(struct snapfile_writer *w, const struct snapf
 	int have_uname = uname(&u) == 0;
 	int err;
 
-	d.major = SNAPFILE_MAJOR;
-	d.minor = SNAPFILE_MINOR;
+	d.major = w->major;
+	d.minor = w->major == SNAPFILE_MAJOR ? SNAPFILE_MINOR : 0;
 	if (!d.ljsnap_version)
 		d.ljsnap_version = PACKAGE_VERSION;
 	if (!d.host)
@@ -491,23 +554,82 @@ static int snapfile_writer__end_rec(struct snapfile_writer *w)
 	return snapfile_writer__end(w);
 }
 
+/* A payload copied as it is (snapfile_reader__payload's bytes). */
+int snapfile_writer__raw(struct snapfile_writer *w, const void *payload, size_t len)
+{
+	const uint8_t *p = payload;
+	size_t k;
+
+	/* [kind, ...]: every kind has fewer than 16 fields, a msgpack fixarray. */
+	if (!len || !p || (p[0] & 0xf0) != 0x90 || len < 2)
+		return -EINVAL;
+	if (p[1] == SNAPFILE_REC_HEADER || p[1] == SNAPFILE_REC_END)
+		return -EINVAL;
+	if (len > SNAPFILE_FRAME_MAX)
+		return -E2BIG;
+	if (w->err)
+		return w->err;
+	w->oom = 0;
+	w->rec_start = w->len;
+	k = snapfile_writer__hdr_len(w);
+	if (snapfile_writer__reserve(w, k + len))
+		return w->err = -ENOMEM;
+	w->kind = p[1] < 0x80 ? p[1] : 0;
+	w->len += k;
+	memcpy(w->buf + w->len, p, len);
+	w->len += len;
+	return snapfile_writer__end(w);
+}
+
 /* -- Lifecycle ---------------------------------------------------------------------- */
+
+/* Format 2: a compression context for the chunks (0 or -ENOMEM). */
+static int snapfile_writer__zstd(struct snapfile_writer *w, int level)
+{
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cctx)
+		return -ENOMEM;
+	/* Each chunk is one zstd frame that says its size and carries the
+	 * XXH64 checksum of its content (zstd.h: ZSTD_c_checksumFlag). */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)))
+		return -EINVAL;
+	return 0;
+}
 
 /* Create (or truncate) path with mode 0600, write magic and header (NULL h:
  * all defaults), flush. */
 struct snapfile_writer *snapfile_writer__open(const char *path, const struct snapfile_header *h,
 					      int *err)
 {
+	return snapfile_writer__open_opts(path, h, NULL, err);
+}
+
+/* __open with options: the format, and for format 2 the level and chunk size. */
+struct snapfile_writer *snapfile_writer__open_opts(const char *path, const struct snapfile_header *h,
+						   const struct snapfile_writer_opts *o, int *err)
+{
 	static const struct snapfile_header defaults;
+	static const struct snapfile_writer_opts dopts;
 	struct snapfile_writer *w;
 	struct stat st;
 	int rc = 0;
 
 	if (!h)
 		h = &defaults;
+	if (!o)
+		o = &dopts;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		rc = -ENOMEM;
+		goto out;
+	}
+	w->fd = -1;
+	w->major = o->major ? o->major : SNAPFILE_MAJOR;
+	w->flush_at = SNAPFILE_FLUSH_BYTES;
+	if (w->major != 1 && w->major != 2) {
+		rc = -EINVAL;
 		goto out;
 	}
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -533,6 +655,14 @@ struct snapfile_writer *snapfile_writer__open(const char *path, const struct sna
 	rc = snapfile_writer__header(w, h);
 	if (!rc)
 		rc = snapfile_writer__flush(w);
+	/* Format 2: the magic and the header frame are as in format 1; the
+	 * records after them go into compressed chunks. */
+	if (!rc && w->major == 2) {
+		rc = snapfile_writer__zstd(w, o->level ? o->level : SNAPFILE_ZSTD_LEVEL);
+		w->flush_at = o->chunk_bytes ? o->chunk_bytes : SNAPFILE_CHUNK_BYTES;
+		w->chunk_kinds = 0;	/* the header is not in a chunk */
+		w->chunk_recs = 0;
+	}
 out:
 	if (rc && w) {
 		if (w->fd >= 0) {
@@ -540,6 +670,7 @@ out:
 			if (w->is_reg)
 				unlink(path);
 		}
+		ZSTD_freeCCtx(w->cctx);
 		free(w->buf);
 		free(w);
 		w = NULL;
@@ -576,6 +707,8 @@ int snapfile_writer__close(struct snapfile_writer *w)
 	if (close(w->fd) && !w->err && errno != EINTR)
 		w->err = -errno;
 	err = w->err;
+	ZSTD_freeCCtx(w->cctx);
+	free(w->zbuf);
 	free(w->buf);
 	free(w);
 	return err;

@@ -47,8 +47,8 @@ target() {
 
 LJ="unwind/ljlayout.c unwind/ljlayout_fields.c unwind/sample.c unwind/memsrc.c unwind/memtable.c
 	symtab/intmap.c symtab/vec.c"
-target capture "-lz" formats/capture/snapfile.c formats/capture/snapfile_read.c \
-	formats/capture/snapfile_decode.c formats/capture/mpread.c $LJ
+target capture "-lz -lzstd" formats/capture/snapfile.c formats/capture/snapfile_read.c \
+	formats/capture/snapfile_zread.c formats/capture/snapfile_decode.c formats/capture/mpread.c $LJ
 WALK="unwind/ljdecode.c unwind/ljwalk.c unwind/ljwalk_ffnames.c unwind/ljwalk_fmt.c
 	unwind/ljwalk_name.c unwind/ljwalk_proto.c unwind/ljwalk_trace.c unwind/ljwalk_resume.c
 	unwind/ljtrace.c"
@@ -58,8 +58,8 @@ target ljtrace "" $LJ unwind/ljtrace.c
 target ehframe "" symtab/ehframe.c
 target elf "-lelf" symtab/elf.c symtab/vec.c symtab/objfile.c symtab/buildid.c
 # The seed maker for the walker and trace corpora (reads a capture).
-obj formats/capture/snapfile.c formats/capture/snapfile_read.c formats/capture/snapfile_decode.c \
-	formats/capture/mpread.c $LJ $WALK
+obj formats/capture/snapfile.c formats/capture/snapfile_read.c formats/capture/snapfile_zread.c \
+	formats/capture/snapfile_decode.c formats/capture/mpread.c $LJ $WALK
 # shellcheck disable=SC2086
-"$CC" $CFLAGS -fsanitize=fuzzer-no-link "$top/tests/fuzz/mkseed_lj.c" $objs -lz -o "$out/mkseed_lj"
+"$CC" $CFLAGS -fsanitize=fuzzer-no-link "$top/tests/fuzz/mkseed_lj.c" $objs -lz -lzstd -o "$out/mkseed_lj"
 echo "build.sh: fuzz targets in $out"

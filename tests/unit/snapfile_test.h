@@ -18,6 +18,13 @@ const char *tpath(const char *name);
 uint64_t rnd(void);
 /* Write bytes to a file (replacing it). */
 void spit(const char *path, const void *p, size_t len);
+/* Read a whole file into a malloc'd buffer (NULL, *len 0 on error). */
+uint8_t *slurp(const char *path, size_t *len);
+/* Read every record of path, comparing with ex[]: records matched in order,
+ * or -1 when one differs; *nerr counts negative returns, *total (if given)
+ * the records returned; *keep (if given) gets the open reader. */
+struct snapfile_reader;
+int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **keep);
 
 /* test_snapfile_fixture.c: one capture with every record kind. */
 #define NSAMPLES 4
@@ -50,9 +57,11 @@ extern struct fixture fx;
 extern struct expect ex[32];	/* the records after the header, in file order */
 extern int nex;
 
-/* Build the fixture records; write them (and END) to path. */
+/* Build the fixture records; write them (and END) to path, in format 1 or
+ * as o says. */
 void fixture_init(void);
 void fixture_write(const char *path);
+void fixture_write_opts(const char *path, const struct snapfile_writer_opts *o);
 /* Does the sample / record equal the writer's input? */
 int sample_eq(const struct ljs_sample *a, const struct ljs_sample *b);
 int rec_eq(const struct snapfile_rec *r, const struct expect *e);
@@ -69,6 +78,9 @@ int parse_frames(const uint8_t *b, size_t len, struct frame_info *fi, int max);
 void test_mpread(void);
 void test_versions(void);
 void test_forward_compat(void);
+
+/* test_snapfile_v2.c: format 2's compressed chunks. */
+void test_format2(void);
 
 /* test_snapfile_schema.c: every field of every record kind, and known bytes. */
 void test_known_bytes(void);

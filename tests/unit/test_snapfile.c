@@ -55,7 +55,7 @@ uint64_t rnd(void)
 /* -- File helpers ----------------------------------------------------------- */
 
 /* Read a whole file into a malloc'd buffer. */
-static uint8_t *slurp(const char *path, size_t *len)
+uint8_t *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *b = NULL;
@@ -90,7 +90,7 @@ void spit(const char *path, const void *p, size_t len)
 /* Read every record of path, comparing with ex[]; returns records matched in
  * order, or -1 when a record differs.  *nerr counts negative returns, *total
  * (if given) the records returned. */
-static int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **keep)
+int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **keep)
 {
 	struct snapfile_rec *rec = malloc(sizeof(*rec));
 	struct snapfile_reader *r;
@@ -238,7 +238,7 @@ static void test_roundtrip(void)
 	if (!r)
 		return;
 	h = snapfile_reader__header(r);
-	CHECK(h->major == SNAPFILE_MAJOR && h->minor == SNAPFILE_MINOR);
+	CHECK(h->major == 1 && h->minor == 0);	/* fixture_write: format 1 */
 	CHECK(!strcmp(h->ljsnap_version, fx.hdr.ljsnap_version));
 	CHECK(!strcmp(h->host, "testhost") && !strcmp(h->kernel, fx.hdr.kernel));
 	CHECK(!strcmp(h->arch, "x86_64") && !strcmp(h->target, fx.hdr.target));
@@ -552,14 +552,59 @@ static void test_corruption(void)
 
 /* -- Writer errors --------------------------------------------------------------------- */
 
-/* Write errors are reported and sticky; bad input is refused. */
-static void test_write_errors(void)
+/* A file size limit (EFBIG) mid-recording, in format major: reported,
+ * sticky, returned by close; the file reads back as truncated with intact
+ * records (format 2: a chunk cut by the limit). */
+static void efbig(uint32_t major)
 {
+	struct snapfile_writer_opts o = { .major = major, .chunk_bytes = 1 };
 	const char *path = tpath("fsize.ljsnap");
 	struct snapfile_writer *w;
 	struct rlimit old, lim;
+	int err, i;
+
+	if (getrlimit(RLIMIT_FSIZE, &old) == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		lim = old;
+		lim.rlim_cur = 6000;
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		w = snapfile_writer__open_opts(path, &fx.hdr, &o, &err);
+		CHECK(w != NULL);
+		for (i = 0, err = 0; w && i < 200 && !err; i++) {
+			err = snapfile_writer__sample(w, &fx.s[0]);
+			if (!err && i % 3 == 2)
+				err = snapfile_writer__flush(w);
+		}
+		CHECK(err == -EFBIG);
+		if (w) {
+			CHECK(snapfile_writer__sample(w, &fx.s[1]) == -EFBIG);
+			CHECK(snapfile_writer__bytes_written(w) == 6000);
+			CHECK(snapfile_writer__close(w) == -EFBIG);
+		}
+		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+		signal(SIGXFSZ, SIG_DFL);
+		{
+			struct snapfile_rec *rec = malloc(sizeof(*rec));
+			struct snapfile_reader *r = snapfile_reader__open(path, &err);
+			int good = 0, rc;
+
+			CHECK(r != NULL);
+			while (r && (rc = snapfile_reader__next(r, rec)) > 0)
+				good += sample_eq(&rec->sample, &fx.s[0]);
+			CHECK(good > 0 && r && (uint64_t)good == snapfile_reader__stats(r)->per_kind[SNAPFILE_REC_SAMPLE]);
+			CHECK(r && snapfile_reader__stats(r)->truncated && !snapfile_reader__stats(r)->clean_end);
+			snapfile_reader__close(r);
+			free(rec);
+		}
+	}
+}
+
+/* Write errors are reported and sticky; bad input is refused. */
+static void test_write_errors(void)
+{
+	struct snapfile_writer *w;
 	struct ljs_sample s;
-	int err, i, n, nerr;
+	int err, n, nerr;
 
 	/* /dev/full: ENOSPC at the first flush, and the device is left alone. */
 	if (access("/dev/full", W_OK) == 0) {
@@ -591,42 +636,8 @@ static void test_write_errors(void)
 		CHECK(n == -1 && nerr == 0);	/* one sample + END, not ex[] */
 	}
 
-	/* A file size limit (EFBIG) mid-recording: reported, sticky, returned by
-	 * close; the file reads back as truncated with intact records. */
-	if (getrlimit(RLIMIT_FSIZE, &old) == 0) {
-		signal(SIGXFSZ, SIG_IGN);
-		lim = old;
-		lim.rlim_cur = 6000;
-		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
-		w = snapfile_writer__open(path, &fx.hdr, &err);
-		CHECK(w != NULL);
-		for (i = 0, err = 0; w && i < 200 && !err; i++) {
-			err = snapfile_writer__sample(w, &fx.s[0]);
-			if (!err && i % 3 == 2)
-				err = snapfile_writer__flush(w);
-		}
-		CHECK(err == -EFBIG);
-		if (w) {
-			CHECK(snapfile_writer__sample(w, &fx.s[1]) == -EFBIG);
-			CHECK(snapfile_writer__bytes_written(w) == 6000);
-			CHECK(snapfile_writer__close(w) == -EFBIG);
-		}
-		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
-		signal(SIGXFSZ, SIG_DFL);
-		{
-			struct snapfile_rec *rec = malloc(sizeof(*rec));
-			struct snapfile_reader *r = snapfile_reader__open(path, &err);
-			int good = 0, rc;
-
-			CHECK(r != NULL);
-			while (r && (rc = snapfile_reader__next(r, rec)) > 0)
-				good += sample_eq(&rec->sample, &fx.s[0]);
-			CHECK(good > 0 && r && (uint64_t)good == snapfile_reader__stats(r)->per_kind[SNAPFILE_REC_SAMPLE]);
-			CHECK(r && snapfile_reader__stats(r)->truncated && !snapfile_reader__stats(r)->clean_end);
-			snapfile_reader__close(r);
-			free(rec);
-		}
-	}
+	efbig(1);
+	efbig(2);
 }
 
 /* -- info ------------------------------------------------------------------------------ */
@@ -728,6 +739,7 @@ int main(void)
 	test_forward_compat();
 	test_write_errors();
 	test_info();
+	test_format2();
 	cleanup();
 	printf("test_snapfile: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

@@ -94,7 +94,7 @@ void test_versions(void)
 {
 	struct craft c;
 	struct snapfile_reader *r;
-	char msg[512];
+	char msg[512], want[16];
 	int err;
 
 	craft_init(&c);
@@ -102,7 +102,8 @@ void test_versions(void)
 	spit(tpath("major.ljsnap"), c.sb.data, c.sb.size);
 	r = snapfile_reader__open_msg(tpath("major.ljsnap"), &err, msg, sizeof(msg));
 	CHECK(r == NULL && err == SNAPFILE_E_NEWER);
-	CHECKF(strstr(msg, "newer") && strstr(msg, "2.5"), "%s", msg);
+	snprintf(want, sizeof(want), "%d.5", SNAPFILE_MAJOR + 1);
+	CHECKF(strstr(msg, "newer") && strstr(msg, want), "%s", msg);
 	CHECK(strstr(snapfile__strerror(err), "newer") != NULL);
 	msgpack_sbuffer_destroy(&c.sb);
 	msgpack_sbuffer_destroy(&c.pl);
@@ -144,13 +145,14 @@ void test_forward_compat(void)
 	int err, got = 0, rc;
 
 	craft_init(&c);
-	craft_header(&c, SNAPFILE_MAJOR, SNAPFILE_MINOR + 9);
+	/* Format 1 frames (the crafted records are not compressed): major 1. */
+	craft_header(&c, 1, 9);
 	/* Unknown kind 42 and a second header: skipped. */
 	msgpack_pack_array(&c.pk, 2);
 	msgpack_pack_uint8(&c.pk, 42);
 	craft_junk(&c);
 	craft_frame(&c);
-	craft_header(&c, SNAPFILE_MAJOR, 0);
+	craft_header(&c, 1, 0);
 	/* PROCESS with an unknown key, a mapping with an extra field, a layout
 	 * with an unknown name and only two known ones. */
 	msgpack_pack_array(&c.pk, 2);
@@ -226,7 +228,7 @@ void test_forward_compat(void)
 		free(rec);
 		return;
 	}
-	CHECK(snapfile_reader__header(r)->minor == SNAPFILE_MINOR + 9);
+	CHECK(snapfile_reader__header(r)->minor == 9);
 	CHECK(snapfile_reader__header(r)->freq_hz == 997);
 	CHECK(!strcmp(snapfile_reader__header(r)->host, "crafted"));
 	CHECK(!strcmp(snapfile_reader__header(r)->kernel, ""));

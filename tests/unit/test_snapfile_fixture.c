@@ -185,13 +185,21 @@ void fixture_init(void)
 	ex[nex++] = (struct expect){ SNAPFILE_REC_END, NULL };
 }
 
-/* Write the fixture file. */
+/* Write the fixture file in format 1 (the tests of its bytes). */
 void fixture_write(const char *path)
+{
+	static const struct snapfile_writer_opts v1 = { .major = 1 };
+
+	fixture_write_opts(path, &v1);
+}
+
+/* Write the fixture file as o says. */
+void fixture_write_opts(const char *path, const struct snapfile_writer_opts *o)
 {
 	struct snapfile_writer *w;
 	int err, i;
 
-	w = snapfile_writer__open(path, &fx.hdr, &err);
+	w = snapfile_writer__open_opts(path, &fx.hdr, o, &err);
 	CHECKF(w != NULL, "open %s: %s", path, snapfile__strerror(err));
 	if (!w)
 		return;
