@@ -69,6 +69,7 @@ int parse_frames(const uint8_t *b, size_t len, struct frame_info *fi, int max);
 void test_mpread(void);
 void test_versions(void);
 void test_forward_compat(void);
+void test_embed_fields(void);
 
 /* test_snapfile_schema.c: every field of every record kind, and known bytes. */
 void test_known_bytes(void);

@@ -726,6 +726,7 @@ int main(void)
 	test_corruption();
 	test_versions();
 	test_forward_compat();
+	test_embed_fields();
 	test_write_errors();
 	test_info();
 	cleanup();
