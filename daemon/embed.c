@@ -55,15 +55,17 @@ void embedder__exit(struct embedder *e)
 }
 
 /* Open the file of build id (id, n) mapped at [start, end) from path in
- * pid (0: no process, just the path); -1 if none. */
+ * pid (0: no process, just the path); -1 if none.  *ef is that file, open
+ * (the caller deletes it). */
 static int embed__open(uint32_t pid, uint64_t start, uint64_t end, const char *path,
-		       const uint8_t *id, size_t n)
+		       const uint8_t *id, size_t n, struct elf_file **ef)
 {
 	char cand[3][4200];
 	uint8_t fid[BUILDID_MAX];
 	size_t i, k = 0, len = strlen(path), dl = strlen(" (deleted)");
 	int fd = -1;
 
+	*ef = NULL;
 	if (len > dl && !strcmp(path + len - dl, " (deleted)"))
 		len -= dl;
 	if (pid) {
@@ -73,17 +75,30 @@ static int embed__open(uint32_t pid, uint64_t start, uint64_t end, const char *p
 	}
 	snprintf(cand[k++], sizeof(cand[0]), "%.*s", (int)len, path);
 	for (i = 0; i < k && fd < 0; i++) {
-		struct elf_file *ef = NULL;
 		int got;
 
-		if (elf_file__open(cand[i], &ef) != 0)
+		if (elf_file__open(cand[i], ef) != 0)
 			continue;
-		got = elf_file__build_id(ef, fid, sizeof(fid));
+		got = elf_file__build_id(*ef, fid, sizeof(fid));
 		if (got > 0 && (size_t)got == n && !memcmp(fid, id, n))
 			fd = open(cand[i], O_RDONLY | O_CLOEXEC);
-		elf_file__delete(ef);
+		if (fd < 0) {
+			elf_file__delete(*ef);
+			*ef = NULL;
+		}
 	}
 	return fd;
+}
+
+/* The copy of the file open at fd (and as ef): its sections, and the names
+ * of LuaJIT's functions that only its code and data give (elfcopy__names). */
+static int embed__extract(int fd, struct elf_file *ef, uint32_t what, struct elfcopy *c)
+{
+	int err = elfcopy__extract(fd, what, c);
+
+	if (!err && (err = elfcopy__names(c, ef)) == -EINVAL)
+		err = 0;	/* a bad .eh_frame: no ranges to name */
+	return err;
 }
 
 /* Write the EMBED record of one copy; see embed.h. */
@@ -98,7 +113,8 @@ int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *p
 	if (!err) {
 		e->objects++;
 		e->raw += c->len;
-		e->packed += p.rec.len + p.rec.extents_len;
+		e->packed += p.rec.len + p.rec.extents_len + p.rec.names_len;
+		e->names += p.rec.names_len;
 	}
 	embed_pack__exit(&p);
 	return err;
@@ -109,6 +125,7 @@ int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, 
 		   uint64_t end, const char *path, const uint8_t *id, size_t n)
 {
 	struct elfcopy c = { 0 };
+	struct elf_file *ef = NULL;
 	uint64_t *slot, t0 = embed__now();
 	int fd = -1, found, err;
 
@@ -117,14 +134,14 @@ int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, 
 		return found < 0 ? found : 0;
 	*slot = 1;	/* tried once, whatever comes of it */
 	err = -ENOENT;
-	fd = embed__open(pid, start, end, path, id, n);
-	if (fd < 0 || elfcopy__extract(fd, e->what, &c) != 0)
+	fd = embed__open(pid, start, end, path, id, n, &ef);
+	if (fd < 0 || embed__extract(fd, ef, e->what, &c) != 0)
 		goto out;
 	err = embedder__write(e, w, path, id, n, &c);
 	if (err == -E2BIG && (e->what & ELFCOPY_DEBUG)) {
 		/* the DWARF does not fit a frame: the unwind tables and symbols do */
 		elfcopy__exit(&c);
-		err = elfcopy__extract(fd, e->what & ~ELFCOPY_DEBUG, &c);
+		err = embed__extract(fd, ef, e->what & ~ELFCOPY_DEBUG, &c);
 		if (!err)
 			err = embedder__write(e, w, path, id, n, &c);
 	}
@@ -135,6 +152,7 @@ out:
 	e->failed += err == -ENOENT;
 	if (fd >= 0)
 		close(fd);
+	elf_file__delete(ef);
 	elfcopy__exit(&c);
 	e->ns += embed__now() - t0;
 	return err;

@@ -30,6 +30,7 @@ struct embedder {
 	int off;			/* --no-embed */
 	uint64_t objects, failed;	/* copies written; files that could not be copied */
 	uint64_t raw, packed;		/* section bytes copied; bytes in the file */
+	uint64_t names;			/* of packed: names of LuaJIT's functions (funcs.h) */
 	uint64_t ns;			/* time spent reading and compressing */
 };
 

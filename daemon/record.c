@@ -450,9 +450,10 @@ static void finish(struct recorder *rc, int quiet)
 			(unsigned long long)rc->walk_skipped, RECORD_WALK_MAX_LAG_NS / 1e9);
 	if (rc->emb.objects || rc->emb.failed)
 		fprintf(stderr, "ljsnap: %llu mapped files copied into the capture (%llu bytes of "
-			"sections, %llu in the file, %.1f ms)%s\n",
+			"sections, %llu in the file, %llu of them function names, %.1f ms)%s\n",
 			(unsigned long long)rc->emb.objects, (unsigned long long)rc->emb.raw,
-			(unsigned long long)rc->emb.packed, rc->emb.ns / 1e6,
+			(unsigned long long)rc->emb.packed, (unsigned long long)rc->emb.names,
+			rc->emb.ns / 1e6,
 			rc->emb.failed ? "; some could not be read" : "");
 	fprintf(stderr, "ljsnap: %u processes seen, %u running LuaJIT\n", nproc, nlj);
 	it = 0;

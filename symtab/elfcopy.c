@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "symtab/elfcopy.h"
+#include "symtab/funcs.h"
 #include "symtab/vec.h"
 
 /* Offset of sh_type in Elf32_Shdr and Elf64_Shdr alike (after sh_name). */
@@ -267,7 +268,42 @@ void elfcopy__exit(struct elfcopy *c)
 {
 	free(c->ext);
 	free(c->data);
+	free(c->names);
 	memset(c, 0, sizeof(*c));
+}
+
+/* Add the names recovered from the original; see elfcopy.h. */
+int elfcopy__names(struct elfcopy *c, struct elf_file *ef)
+{
+	struct funcs *f = NULL;
+	int err = funcs__new(ef, &f);
+
+	if (err)
+		return err;
+	free(c->names);
+	c->names = NULL;
+	c->names_len = 0;
+	err = funcs__save(f, &c->names, &c->names_len);
+	funcs__delete(f);
+	return err;
+}
+
+/* Take names read back from a capture; see elfcopy.h. */
+int elfcopy__set_names(struct elfcopy *c, const uint8_t *names, size_t len)
+{
+	uint8_t *b;
+
+	if (len && funcs__saved_check(names, len) != 0)
+		return -EINVAL;
+	b = len ? malloc(len) : NULL;
+	if (len && !b)
+		return -ENOMEM;
+	if (len)
+		memcpy(b, names, len);
+	free(c->names);
+	c->names = b;
+	c->names_len = len;
+	return 0;
 }
 
 /* Rebuild the file in a memfd; see elfcopy.h. */

@@ -16,6 +16,12 @@
  * their meaning and no reader takes the missing bytes for zeros.  Code and
  * read-only data are not copied: CFI unwinding needs none of them.
  *
+ * The names symtab/funcs.h recovers for LuaJIT's internal functions in a
+ * stripped build come from bytes the copy leaves out (relocations, data,
+ * code), so the copy also carries them as funcs__save wrote them
+ * (elfcopy__names): the ranges of the rebuilt file are named from those
+ * (funcs__new_saved), as the original's are.
+ *
  * Rebuilt (elfcopy__memfd), the image is a file of the original size whose
  * holes read as zeros; libelf, libdw and libbfd open it like the original.
  */
@@ -43,6 +49,8 @@ struct elfcopy {
 	size_t n;
 	uint8_t *data;			/* the extents' bytes, in order */
 	size_t len;			/* sum of the extents' lengths */
+	uint8_t *names;			/* funcs__save's bytes for the file, or NULL */
+	size_t names_len;
 };
 
 /* Copy from the ELF file open at fd what `what` asks for (ELFCOPY_UNWIND
@@ -57,6 +65,17 @@ int elfcopy__init(struct elfcopy *c, uint64_t size, uint32_t what,
 		  const struct elfcopy_extent *ext, size_t n, const uint8_t *data, size_t len);
 
 void elfcopy__exit(struct elfcopy *c);
+
+struct elf_file;
+
+/* Add to c the names funcs.h recovers from ef, the file c was copied from
+ * (funcs__save; none when nothing was recovered).  0 or -ENOMEM (-EINVAL
+ * when ef's .eh_frame cannot be read: no names then). */
+int elfcopy__names(struct elfcopy *c, struct elf_file *ef);
+
+/* Take names read back from a capture (len bytes, copied; len 0: none).
+ * 0, -EINVAL (not in funcs__save's format), -ENOMEM. */
+int elfcopy__set_names(struct elfcopy *c, const uint8_t *names, size_t len);
 
 /* Rebuild the file in a new memfd (sparse, close-on-exec); *fd is set.
  * 0 or -errno. */

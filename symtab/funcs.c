@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * funcs.c -- function ranges from .eh_frame FDEs, named by symbols or by
- * LuaJIT's IR call table.  See funcs.h.
+ * funcs.c -- function ranges from .eh_frame FDEs, named by symbols, by
+ * LuaJIT's IR call table and interpreter, or (a copy of a file) by the names
+ * saved with it.  See funcs.h.
  */
 #include <elf.h>
 #include <errno.h>
@@ -15,12 +16,14 @@
 #include "symtab/vec.h"
 
 #define FUNCS_VM_MAX_CALLS	256	/* distinct interpreter call targets followed */
+#define FUNCS_SAVED_ENTRY	12	/* a saved name's lo (u64) and size (u32) */
 
 struct funcs {
 	struct func_range *v;
 	size_t n, cap;
 	const char *lj_version;
 	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
+	char *saved;		/* funcs__new_saved: the names' bytes, owned */
 };
 
 static const char *const func_how_names[FUNC__MAX] = {
@@ -169,51 +172,37 @@ out:
 	return err;
 }
 
-/* Name every range: symbols, then LuaJIT's IR call table. */
-static int funcs__name(struct funcs *f, struct elf_file *ef)
-{
-	struct elf_symbol s;
-	size_t i;
-	int err;
-
-	for (i = 0; i < f->n; i++) {
-		if (elf_file__sym_at(ef, f->v[i].lo, &s) != 0 || s.value != f->v[i].lo)
-			continue;
-		f->v[i].name = s.name;
-		f->v[i].how = s.dynamic && !elf_file__has_symtab(ef) ? FUNC_DYNSYM : FUNC_SYMTAB;
-	}
-	err = ljnames__ircall(ef, funcs__lj_cb, f, &f->lj_version);
-	return err == -ENOENT ? 0 : err;
-}
-
-/* Build the ranges of an ELF file. */
-int funcs__new(struct elf_file *ef, struct funcs **out)
+/* The ranges of an ELF file, named by its symbols. */
+static int funcs__ranges(struct elf_file *ef, struct funcs **out, struct ehframe *eh)
 {
 	struct funcs *f = calloc(1, sizeof(*f));
 	struct elf_section sec;
-	struct ehframe eh;
+	struct elf_symbol s;
 	const uint8_t *data;
-	size_t size;
+	size_t size, i;
 	int err = -ENOMEM;
 
+	memset(eh, 0, sizeof(*eh));
 	if (!f)
 		goto out;
 	err = 0;
-	memset(&eh, 0, sizeof(eh));
 	if (elf_file__section_data(ef, ".eh_frame", &sec, &data, &size) == 0) {
-		ehframe__init(&eh, data, size, sec.addr);
+		ehframe__init(eh, data, size, sec.addr);
 		if (elf_file__class(ef) == ELFCLASS32)
-			eh.addr_size = 4;
-		err = ehframe__foreach_fde(&eh, funcs__fde_cb, f);
+			eh->addr_size = 4;
+		err = ehframe__foreach_fde(eh, funcs__fde_cb, f);
 		if (err == -EINVAL)
 			err = 0;	/* keep what came before the bad record */
 	}
 	if (err)
 		goto out;
 	funcs__sort(f);
-	err = funcs__name(f, ef);
-	if (!err && f->n)
-		err = funcs__name_vm(f, ef, &eh);
+	for (i = 0; i < f->n; i++) {
+		if (elf_file__sym_at(ef, f->v[i].lo, &s) != 0 || s.value != f->v[i].lo)
+			continue;
+		f->v[i].name = s.name;
+		f->v[i].how = s.dynamic && !elf_file__has_symtab(ef) ? FUNC_DYNSYM : FUNC_SYMTAB;
+	}
 out:
 	if (err) {
 		funcs__delete(f);
@@ -223,12 +212,168 @@ out:
 	return err;
 }
 
+/* Build the ranges of an ELF file. */
+int funcs__new(struct elf_file *ef, struct funcs **out)
+{
+	struct ehframe eh;
+	int err = funcs__ranges(ef, out, &eh);
+
+	if (err)
+		return err;
+	err = ljnames__ircall(ef, funcs__lj_cb, *out, &(*out)->lj_version);
+	if (err == -ENOENT)
+		err = 0;
+	if (!err && (*out)->n)
+		err = funcs__name_vm(*out, ef, &eh);
+	if (err) {
+		funcs__delete(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* An n-byte little-endian integer. */
+static uint64_t funcs__le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* Walk saved names (funcs.h): cb(lo, size, name) for each; 0 or -EINVAL. */
+static int funcs__saved_walk(const uint8_t *s, size_t len, const char **version,
+			     uint32_t *vmcalls,
+			     void (*cb)(struct funcs *f, uint64_t lo, uint32_t size, const char *name),
+			     struct funcs *f)
+{
+	const uint8_t *end, *z;
+	uint64_t lo;
+	uint32_t size;
+
+	if (!s || !(z = memchr(s, 0, len)) || (size_t)(s + len - z - 1) < 4)
+		return -EINVAL;
+	end = s + len;
+	*version = (const char *)s;
+	*vmcalls = (uint32_t)funcs__le(z + 1, 4);
+	for (s = z + 5; s < end; s = z + 1) {
+		if ((size_t)(end - s) < FUNCS_SAVED_ENTRY + 2 ||
+		    !(z = memchr(s + FUNCS_SAVED_ENTRY, 0, (size_t)(end - s) - FUNCS_SAVED_ENTRY)) ||
+		    z == s + FUNCS_SAVED_ENTRY)
+			return -EINVAL;
+		lo = funcs__le(s, 8);
+		size = (uint32_t)funcs__le(s + 8, 4);
+		if (!size || lo + size < lo)
+			return -EINVAL;
+		if (cb)
+			cb(f, lo, size, (const char *)s + FUNCS_SAVED_ENTRY);
+	}
+	return 0;
+}
+
+/* Check saved names; see funcs.h. */
+int funcs__saved_check(const uint8_t *saved, size_t len)
+{
+	const char *version;
+	uint32_t vmcalls;
+
+	return funcs__saved_walk(saved, len, &version, &vmcalls, NULL, NULL);
+}
+
+/* A saved name for the range that is exactly [lo, lo + size). */
+static void funcs__saved_cb(struct funcs *f, uint64_t lo, uint32_t size, const char *name)
+{
+	struct func_range *r = funcs__starting(f, lo);
+
+	if (r && r->hi - r->lo == size && r->how == FUNC_UNNAMED) {
+		r->name = name;
+		r->how = FUNC_LUAJIT;
+	}
+}
+
+/* The ranges of a copy, named by the saved names; see funcs.h. */
+int funcs__new_saved(struct elf_file *ef, const uint8_t *saved, size_t len, struct funcs **out)
+{
+	const char *version;
+	struct ehframe eh;
+	uint32_t vmcalls;
+	int err = funcs__ranges(ef, out, &eh);
+
+	if (err || !len)
+		return err;
+	err = -ENOMEM;
+	if (!((*out)->saved = malloc(len)))
+		goto out;
+	memcpy((*out)->saved, saved, len);
+	err = funcs__saved_walk((const uint8_t *)(*out)->saved, len, &version, &vmcalls,
+				funcs__saved_cb, *out);
+	if (err)
+		goto out;
+	(*out)->lj_version = version[0] ? version : NULL;
+	(*out)->lj_vmcalls = vmcalls;
+out:
+	if (err) {
+		funcs__delete(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* Append n bytes to a growing buffer: p's, or (p NULL) v little-endian. */
+static int funcs__put(uint8_t **b, size_t *len, size_t *cap, const void *p, uint64_t v,
+		      size_t n)
+{
+	size_t i;
+
+	if (VEC_GROW(*b, cap, *len + n) != 0)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		(*b)[*len + i] = p ? ((const uint8_t *)p)[i] : (uint8_t)(v >> (8 * i));
+	*len += n;
+	return 0;
+}
+
+/* Save what the recovery found; see funcs.h. */
+int funcs__save(const struct funcs *f, uint8_t **out, size_t *len)
+{
+	const char *version = f->lj_version ? f->lj_version : "";
+	uint8_t *b = NULL;
+	size_t cap = 0, i;
+	int err = 0;
+
+	*out = NULL;
+	*len = 0;
+	if (!f->lj_version)
+		return 0;	/* no list fitted: nothing was recovered */
+	err = funcs__put(&b, len, &cap, version, 0, strlen(version) + 1);
+	if (!err)
+		err = funcs__put(&b, len, &cap, NULL, f->lj_vmcalls, 4);
+	for (i = 0; i < f->n && !err; i++) {
+		if (f->v[i].how != FUNC_LUAJIT || f->v[i].hi - f->v[i].lo > UINT32_MAX)
+			continue;
+		err = funcs__put(&b, len, &cap, NULL, f->v[i].lo, 8);
+		if (!err)
+			err = funcs__put(&b, len, &cap, NULL, f->v[i].hi - f->v[i].lo, 4);
+		if (!err)
+			err = funcs__put(&b, len, &cap, f->v[i].name, 0, strlen(f->v[i].name) + 1);
+	}
+	if (err) {
+		free(b);
+		*len = 0;
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
 /* Free the ranges. */
 void funcs__delete(struct funcs *f)
 {
 	if (!f)
 		return;
 	free(f->v);
+	free(f->saved);
 	free(f);
 }
 

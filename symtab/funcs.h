@@ -15,6 +15,16 @@
  *   3. none (FUNC_UNNAMED): the caller shows it as module+0xSTART.
  * The symbolizer (symbolize.h) asks for a range only where no symbol covers
  * the address itself.
+ *
+ * Step 2 reads bytes that a capture's copy of the file (elfcopy.h) does not
+ * hold: .rela.dyn, the IR call table's data, the interpreter's code.  So the
+ * recorder saves what it found (funcs__save) with the copy, and the ranges
+ * of a copy are named by those saved names (funcs__new_saved), never by the
+ * recovery run again.  Saved names, little-endian:
+ *   version  the IR call table list that fitted, NUL-terminated
+ *   vmcalls  u32, funcs__lj_vmcalls
+ *   then per range named FUNC_LUAJIT, in address order: lo u64, hi - lo u32,
+ *   the name, NUL-terminated.
  */
 #ifndef LJSNAP_SYMTAB_FUNCS_H
 #define LJSNAP_SYMTAB_FUNCS_H
@@ -45,6 +55,20 @@ struct funcs;
  * ranges read before the bad record are kept: still 0). */
 int funcs__new(struct elf_file *ef, struct funcs **out);
 void funcs__delete(struct funcs *f);
+
+/* The ranges of a copy of a file (elfcopy.h): ranges and symbols as
+ * funcs__new, then instead of step 2 the names funcs__save gave for the
+ * original (saved, len bytes; none when len is 0): a name goes to the range
+ * of exactly its lo and size.  0, -ENOMEM, -EINVAL (saved is malformed). */
+int funcs__new_saved(struct elf_file *ef, const uint8_t *saved, size_t len, struct funcs **out);
+
+/* What step 2 found in the file of f, as the bytes above: *out (malloc'd,
+ * the caller frees it) and *len, or NULL and 0 when no IR call table list
+ * fitted (it found nothing).  0 or -ENOMEM. */
+int funcs__save(const struct funcs *f, uint8_t **out, size_t *len);
+
+/* 0 when saved (len bytes) is in the format above, else -EINVAL. */
+int funcs__saved_check(const uint8_t *saved, size_t len);
 
 /* The range containing vaddr, or NULL. */
 const struct func_range *funcs__at(const struct funcs *f, uint64_t vaddr);

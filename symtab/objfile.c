@@ -22,6 +22,8 @@ struct objcopy {
 	uint8_t id[BUILDID_MAX];
 	size_t n;
 	struct elfcopy ec;
+	uint8_t *names;		/* the names saved with it (symtab/funcs.h), or NULL */
+	size_t names_len;
 	int fd;			/* the rebuilt file, -1 until first used */
 	char path[32];		/* /proc/self/fd/N */
 	struct objcopy *next;
@@ -107,6 +109,7 @@ void objcache__delete(struct objcache *c)
 		if (k->fd >= 0)
 			close(k->fd);
 		elfcopy__exit(&k->ec);
+		free(k->names);
 		free(k);
 	}
 	free(c->sysroot);
@@ -149,7 +152,7 @@ static int objfile__try(const char *path, const uint8_t *id, size_t n, struct el
 
 /* The rebuilt copy of build id (id, n), or NULL when the capture carries
  * none (or it cannot be rebuilt). */
-static const char *objcache__copy_path(struct objcache *c, const uint8_t *id, size_t n)
+static struct objcopy *objcache__copy(struct objcache *c, const uint8_t *id, size_t n)
 {
 	struct objcopy *k;
 
@@ -164,13 +167,14 @@ static const char *objcache__copy_path(struct objcache *c, const uint8_t *id, si
 		snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d", k->fd);
 		elfcopy__exit(&k->ec);	/* the memfd holds it now */
 	}
-	return k->path;
+	return k;
 }
 
 /* Resolve a new object: the binary, then its debug file. */
 static int objfile__resolve(struct objcache *c, struct objfile *obj)
 {
 	char buf[BUILDID_PATH_MAX], dirs[BUILDID_PATH_MAX];
+	struct objcopy *k;
 	const char *p, *e;
 	int r, i, seen_other = 0, seen_bad = 0;
 
@@ -197,11 +201,13 @@ static int objfile__resolve(struct objcache *c, struct objfile *obj)
 			goto found;
 	}
 	obj->status = seen_other ? OBJFILE_MISMATCH : seen_bad ? OBJFILE_BAD : OBJFILE_MISSING;
-	p = obj->build_id_len ? objcache__copy_path(c, obj->build_id, obj->build_id_len) : NULL;
-	if (p && snprintf(buf, sizeof(buf), "%s", p) < (int)sizeof(buf) &&
+	k = obj->build_id_len ? objcache__copy(c, obj->build_id, obj->build_id_len) : NULL;
+	if (k && snprintf(buf, sizeof(buf), "%s", k->path) < (int)sizeof(buf) &&
 	    objfile__try(buf, obj->build_id, obj->build_id_len, &obj->ef, &obj->verified) == 1) {
 		obj->file_status = obj->status;
 		obj->from_copy = 1;
+		obj->copy_names = k->names;
+		obj->copy_names_len = k->names_len;
 		goto found;
 	}
 	goto debug;
@@ -325,6 +331,10 @@ int objcache__add_copy(struct objcache *c, const uint8_t *id, size_t n, struct e
 	memcpy(k->id, id, n);
 	k->n = n;
 	k->ec = *copy;
+	k->names = copy->names;
+	k->names_len = copy->names_len;
+	k->ec.names = NULL;
+	k->ec.names_len = 0;
 	memset(copy, 0, sizeof(*copy));
 	k->fd = -1;
 	k->next = c->copies;

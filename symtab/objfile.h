@@ -11,7 +11,8 @@
  *   3. the copy the capture carries of that build (objcache__add_copy,
  *      symtab/elfcopy.h: unwind tables and symbols, rebuilt in a memfd); the
  *      object is then OK with from_copy set, and file_status says what the
- *      path held (MISSING, MISMATCH or BAD);
+ *      path held (MISSING, MISMATCH or BAD); copy_names are the names of
+ *      LuaJIT's functions saved with the copy (symtab/funcs.h);
  *   4. otherwise the object is MISSING or MISMATCH (a file is there but it is
  *      another build): its code is not read, so frames in it fall back to
  *      frame pointers and "module+0xoffset", never to a wrong build's symbols.
@@ -50,6 +51,8 @@ struct objfile {
 	struct elf_file *ef;	/* the found file, or NULL */
 	int from_copy;		/* found is the capture's copy (step 3 above) */
 	enum objfile_status file_status;	/* when from_copy: what the path held */
+	const uint8_t *copy_names;	/* when from_copy: funcs__save's bytes, or NULL */
+	size_t copy_names_len;		/* (owned by the cache) */
 	uint64_t hits;		/* lookups that landed in this object (symbolizer counts them) */
 	struct objfile *next;	/* hash chain (private) */
 };

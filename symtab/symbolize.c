@@ -274,7 +274,12 @@ static void sym__func(struct symbolizer *s, struct sym_obj *so, uint64_t vaddr,
 {
 	const struct func_range *r;
 
-	if (!so->funcs_state)
+	/* A copy has neither the code nor the data the recovery reads: its
+	 * names are the ones saved with it (funcs.h). */
+	if (!so->funcs_state && so->obj->ef && so->obj->from_copy)
+		so->funcs_state = funcs__new_saved(so->obj->ef, so->obj->copy_names,
+						   so->obj->copy_names_len, &so->funcs) == 0 ? 1 : -1;
+	else if (!so->funcs_state)
 		so->funcs_state = so->obj->ef && funcs__new(so->obj->ef, &so->funcs) == 0 ? 1 : -1;
 	if (so->funcs_state < 0 || !(r = funcs__at(so->funcs, vaddr)))
 		return;

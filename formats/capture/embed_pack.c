@@ -32,7 +32,7 @@ int embed_pack__init(struct embed_pack *p, const char *path, const uint8_t *id, 
 	if (ZSTD_isError(zlen))
 		goto out;
 	err = -E2BIG;
-	if (zlen + c->n * 16 + strlen(path) + n + 256 > SNAPFILE_FRAME_MAX)
+	if (zlen + c->n * 16 + c->names_len + strlen(path) + n + 256 > SNAPFILE_FRAME_MAX)
 		goto out;
 	p->rec.path = path;
 	p->rec.build_id = id;
@@ -44,6 +44,8 @@ int embed_pack__init(struct embed_pack *p, const char *path, const uint8_t *id, 
 	p->rec.raw_len = c->len;
 	p->rec.data = p->z;
 	p->rec.len = (uint32_t)zlen;
+	p->rec.names = c->names;
+	p->rec.names_len = (uint32_t)c->names_len;
 	err = 0;
 out:
 	if (err)
@@ -91,6 +93,8 @@ int embed_pack__unpack(const struct snapfile_embed *r, struct elfcopy *out)
 	if (ZSTD_isError(got) || got != r->raw_len)
 		goto out;
 	err = elfcopy__init(out, r->size, r->what, ext, n, raw, got);
+	if (!err && r->names_len && (err = elfcopy__set_names(out, r->names, r->names_len)) != 0)
+		elfcopy__exit(out);
 	if (err == -EINVAL)
 		err = -EBADMSG;
 out:

@@ -60,9 +60,12 @@ static void info__embed(struct info *in, const struct snapfile_embed *e, uint32_
 	in->emb_raw += e->raw_len;
 	in->emb_bytes += size;
 	fprintf(in->ef, "  %s  build id %s  %s: %" PRIu64 " bytes of sections in %" PRIu32
-		" bytes (file %" PRIu64 " bytes)\n", e->path,
+		" bytes (file %" PRIu64 " bytes)", e->path,
 		i ? hex : "none",
 		what[0] ? what : "headers", e->raw_len, size, e->size);
+	if (e->names_len)	/* symtab/funcs.h: saved names of LuaJIT's functions */
+		fprintf(in->ef, ", %" PRIu32 " bytes of function names", e->names_len);
+	fputc('\n', in->ef);
 }
 
 /* -- Samples per pid ------------------------------------------------------------ */

@@ -150,7 +150,8 @@ struct snapfile_object {
 /* EMBED: what report needs from one mapped ELF file (symtab/elfcopy.h),
  * once per build id; comes before the first PROCESS record that maps it.
  * extents: (offset, length) u64 little-endian pairs, by offset; data: one
- * zstd frame of the extents' bytes (raw_len of them), in that order. */
+ * zstd frame of the extents' bytes (raw_len of them), in that order;
+ * names: what symtab/funcs.h recovered from the file (funcs__save). */
 struct snapfile_embed {
 	const char *path;		/* where the recorder read it (informational) */
 	const uint8_t *build_id;
@@ -162,6 +163,8 @@ struct snapfile_embed {
 	uint64_t raw_len;
 	const uint8_t *data;
 	uint32_t len;
+	const uint8_t *names;		/* names of LuaJIT's functions (symtab/funcs.h) */
+	uint32_t names_len;		/* 0: none (or an older capture) */
 };
 
 /* STATS: totals since the start of the recording; the last record wins. */

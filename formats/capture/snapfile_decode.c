@@ -243,6 +243,21 @@ static void snapfile__counters(struct mp_cur *c, const struct snapfile_stat **ou
 	mp_cur__skip_n(c, (nf) - SNAPFILE_NFIELDS(LIST));		\
 } while (0)
 
+/* An array field after the first need_ ones: read it if the record has it. */
+#define SR_POS_IF(key, m, type, cond)	if (i_++ < nf_) { SR_##type(m); }
+
+/* The fields of an array of nf elements: at least need (its fields of format
+ * 1.0), then those of LIST's later fields that it has, extra ones skipped. */
+#define SR_ARRAY_NEED(LIST, nf, need) do {				\
+	uint32_t i_ = 0, nf_ = (nf);					\
+									\
+	if (snapfile__need(c, nf_, (need)))				\
+		break;							\
+	LIST(SR_POS_IF)							\
+	if (nf_ > SNAPFILE_NFIELDS(LIST))				\
+		mp_cur__skip_n(c, nf_ - SNAPFILE_NFIELDS(LIST));	\
+} while (0)
+
 /* -- HEADER --------------------------------------------------------------------- */
 
 /* Only the frozen "major" key of a header map (and "minor").  Written by
@@ -508,7 +523,9 @@ int snapfile__decode_embed(struct mp_cur *c, uint32_t nfields, struct snapfile_e
 			   struct snapfile_arena *a)
 {
 	memset(r, 0, sizeof(*r));
-	SR_ARRAY(SNAPFILE_EMBED_FIELDS, nfields);
+	SR_ARRAY_NEED(SNAPFILE_EMBED_FIELDS, nfields, SNAPFILE_EMBED_NEED);
+	if (!r->names_len)
+		r->names = NULL;
 	if (!c->err && r->extents_len % 16)
 		mp_cur__fail(c, "embed extents are not 16-byte pairs");
 	return c->err;

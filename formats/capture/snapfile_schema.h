@@ -156,7 +156,11 @@
 	FIELD("what",     what,           u32,      1)			\
 	FIELD("extents",  (extents, extents_len), bin, 1)		\
 	FIELD("raw",      raw_len,        u64,      1)			\
-	FIELD("zstd",     (data, len),    bin,      1)
+	FIELD("zstd",     (data, len),    bin,      1)			\
+	FIELD("names",    (names, names_len), bin,  1)
+
+/* EMBED fields of format 1.0 (before "names"): a reader requires these. */
+#define SNAPFILE_EMBED_NEED	7
 
 /* -- Counting ---------------------------------------------------------------- */
 

@@ -479,9 +479,9 @@ int snapfile_writer__embed(struct snapfile_writer *w, const struct snapfile_embe
 	int err;
 
 	if (!r->path || (r->len && !r->data) || (r->build_id_len && !r->build_id) ||
-	    (r->extents_len && !r->extents))
+	    (r->extents_len && !r->extents) || (r->names_len && !r->names))
 		return -EINVAL;
-	if ((uint64_t)r->len + r->extents_len + r->build_id_len + strlen(r->path) >
+	if ((uint64_t)r->len + r->extents_len + r->names_len + r->build_id_len + strlen(r->path) >
 	    SNAPFILE_FRAME_MAX - 256)
 		return -E2BIG;
 	err = snapfile_writer__begin(w, SNAPFILE_REC_EMBED, SNAPFILE_NFIELDS(SNAPFILE_EMBED_FIELDS));

@@ -19,7 +19,11 @@
 # (`_start`).  Control: the same run recorded with --no-embed and reported
 # with the file deleted reaches the outermost frame in < 20% of its stacks
 # (so the copy is what makes the difference).  `ljsnap info` lists the copy
-# of the file with its size; the bytes a copy adds to the capture are noted.
+# of the file with its size and the names of LuaJIT's functions recovered
+# from the stripped file (symtab/funcs.h: they come from code and data the
+# copy lacks, so the copy carries them; tests/unit/test_funcs compares the
+# copy's names with the file's per address); the bytes a copy adds to the
+# capture are noted.
 # Line tables and inline information: a copy of ljdlopen (built with -g;
 # c_spin inlines lcg_burn) recorded with --debug-info, and recorded without
 # it then given `ljsnap archive`: report --lines with the file deleted is
@@ -87,6 +91,8 @@ three() {
 	assert_ge "$r" 80 "$1: samples rooted in $4;_start, %"
 	line=$("$LJSNAP" info "$cap" | grep "^  $2  build id ") ||
 		fail "$1: ljsnap info does not list the copy of $2"
+	case $line in *" bytes of function names") ;;
+		*) fail "$1: the copy of $2 carries no recovered function names" ;; esac
 	note "$1: info:$line"
 }
 

@@ -78,6 +78,7 @@ int parse_frames(const uint8_t *b, size_t len, struct frame_info *fi, int max);
 void test_mpread(void);
 void test_versions(void);
 void test_forward_compat(void);
+void test_embed_fields(void);
 
 /* test_snapfile_v2.c: format 2's compressed chunks. */
 void test_format2(void);

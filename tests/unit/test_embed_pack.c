@@ -18,6 +18,9 @@ int failures, checks;
 
 static uint8_t data[5000];
 
+/* Saved names: version, vmcalls 43, lj_str_new at 0x1234 (0x40 bytes). */
+static const uint8_t names[] = "v1\0\x2b\0\0\0\x34\x12\0\0\0\0\0\0\x40\0\0\0lj_str_new";
+
 /* A copy of a made-up 8192-byte file: two extents. */
 static void make_copy(struct elfcopy *c)
 {
@@ -56,7 +59,22 @@ int main(void)
 	CHECK(back.n == 2 && back.size == c.size && back.what == c.what && back.len == c.len);
 	CHECK(back.n == 2 && !memcmp(back.ext, c.ext, 2 * sizeof(*c.ext)));
 	CHECK(back.data && !memcmp(back.data, c.data, c.len));
+	CHECK(!back.names && !back.names_len && !p.rec.names_len);
 	elfcopy__exit(&back);
+	embed_pack__exit(&p);
+
+	/* The names saved with the copy (symtab/funcs.h's format) come back. */
+	CHECK(elfcopy__set_names(&c, names, sizeof(names)) == 0);
+	CHECK(elfcopy__set_names(&c, names, 6) == -EINVAL);	/* cut in the entry */
+	CHECK(c.names_len == sizeof(names));
+	CHECK(embed_pack__init(&p, "/bin/x", id, 4, &c) == 0);
+	CHECK(p.rec.names_len == sizeof(names));
+	CHECK(embed_pack__unpack(&p.rec, &back) == 0);
+	CHECK(back.names_len == sizeof(names) && !memcmp(back.names, names, sizeof(names)));
+	elfcopy__exit(&back);
+	r = p.rec;
+	r.names_len--;	/* the last name not terminated */
+	CHECK(refused(&r));
 
 	r = p.rec;
 	r.extents_len = 31;

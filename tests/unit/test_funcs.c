@@ -15,6 +15,13 @@
  * that range, an exported symbol never names a range past its st_size, and
  * the symbolizer names the middle of every range by the range (its
  * recovered name, else module+0xSTART) where no symbol covers it.
+ * The capture's copy of STRIPPED (symtab/elfcopy.h, with the names saved by
+ * elfcopy__names) names every range as STRIPPED does (funcs__new_saved: the
+ * same ranges, names, sources, IR call table list and interpreter calls),
+ * and the symbolizer, given only the copy, names the first, middle and last
+ * address of every range as it does with the file; without the saved names
+ * the copy names nothing from LuaJIT's tables (the recovery is not run on
+ * it: it has no code nor data).
  * Prints "named N/M (luajit K, dynsym D)" for the report of issue 14.
  * Without arguments the test runs on its own binary (unstripped: every
  * range named by .symtab, no IR call table); with STRIPPED and UNSTRIPPED
@@ -22,11 +29,14 @@
  * counted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symtab/elf.h"
+#include "symtab/elfcopy.h"
 #include "symtab/funcs.h"
 #include "symtab/ljnames.h"
 #include "symtab/objfile.h"
@@ -156,6 +166,130 @@ out:
 	objcache__delete(c);
 }
 
+/* The same ranges, named the same way, in f and g. */
+static void same_funcs(const struct funcs *f, const struct funcs *g, const char *what)
+{
+	const struct func_range *v, *w;
+	size_t n, m, i, bad = 0;
+
+	v = funcs__all(f, &n);
+	w = funcs__all(g, &m);
+	CHECKF(n == m, "%s: %zu ranges, the file %zu", what, m, n);
+	for (i = 0; i < n && n == m; i++)
+		if (v[i].lo != w[i].lo || v[i].hi != w[i].hi || v[i].how != w[i].how ||
+		    strcmp(v[i].name ? v[i].name : "", w[i].name ? w[i].name : "")) {
+			if (bad++ < 5)
+				fprintf(stderr, "%s: 0x%llx %s (%s), the file: %s (%s)\n", what,
+					(unsigned long long)w[i].lo, w[i].name ? w[i].name : "-",
+					func_how__name(w[i].how), v[i].name ? v[i].name : "-",
+					func_how__name(v[i].how));
+		}
+	CHECKF(bad == 0, "%s: %zu ranges named otherwise than by the file", what, bad);
+	CHECK(funcs__lj_vmcalls(f) == funcs__lj_vmcalls(g));
+	CHECK(!funcs__lj_version(f) == !funcs__lj_version(g));
+	if (funcs__lj_version(f) && funcs__lj_version(g))
+		CHECK(!strcmp(funcs__lj_version(f), funcs__lj_version(g)));
+}
+
+/* The symbolizer's answers for addr with the file (a) and with the copy (b). */
+static int same_answer(const struct sym_info *a, const struct sym_info *b)
+{
+	return a->status == b->status && a->in_func == b->in_func && a->func_lo == b->func_lo &&
+	       a->recovered == b->recovered && a->sym_addr == b->sym_addr &&
+	       a->offset == b->offset && !strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+/* Per address: the symbolizer with the file and with only its copy. */
+static void same_symbolizer(const struct funcs *f, const char *path, const uint8_t *id,
+			    size_t idlen, struct elfcopy *copy)
+{
+	struct symbolizer_opts o = { .no_lines = 1 };
+	struct symbolizer *sa = symbolizer__new(&o), *sb = symbolizer__new(&o);
+	struct objcache *ca = objcache__new(NULL), *cb = objcache__new(NULL);
+	struct objfile *a = NULL, *b = NULL;
+	const struct func_range *v;
+	size_t n, i, k, bad = 0, asked = 0, recovered = 0;
+
+	CHECK(sa && sb && ca && cb && objcache__add_copy(cb, id, idlen, copy) == 0);
+	if (ca && cb) {
+		a = objcache__get(ca, path, id, idlen);
+		b = objcache__get(cb, "/nonexistent/ljsnap-test-funcs", id, idlen);
+	}
+	CHECK(a && a->status == OBJFILE_OK && !a->from_copy);
+	CHECK(b && b->status == OBJFILE_OK && b->from_copy);
+	if (!sa || !sb || !a || !b || !a->from_copy == !b->from_copy)
+		goto out;
+	v = funcs__all(f, &n);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 3; k++) {
+			uint64_t addr = k == 0 ? v[i].lo : k == 1 ? v[i].lo + (v[i].hi - v[i].lo) / 2
+								 : v[i].hi - 1;
+			const struct sym_info *x, *y;
+
+			if (symbolizer__obj(sa, a, addr, &x) || symbolizer__obj(sb, b, addr, &y)) {
+				CHECK(0);
+				continue;
+			}
+			asked++;
+			recovered += x->recovered;
+			if (!same_answer(x, y) && bad++ < 5)
+				fprintf(stderr, "copy: 0x%llx named %s, the file: %s\n",
+					(unsigned long long)addr, y->name ? y->name : "-",
+					x->name ? x->name : "-");
+		}
+	CHECKF(bad == 0, "%zu of %zu addresses named otherwise with the copy", bad, asked);
+	printf("copy: %zu addresses named as with the file (%zu recovered), %zu otherwise\n",
+	       asked - bad, recovered, bad);
+out:
+	symbolizer__delete(sa);
+	symbolizer__delete(sb);
+	objcache__delete(ca);
+	objcache__delete(cb);
+}
+
+/* The copy of path names what the file names (see the top of this file). */
+static void check_copy(const struct funcs *f, struct elf_file *ef, const char *path)
+{
+	struct elfcopy c = { 0 };
+	struct elf_file *cf = NULL;
+	struct funcs *g = NULL, *bare = NULL;
+	uint8_t id[64];
+	char mpath[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), mfd = -1, idlen;
+	size_t n, i, luajit = 0;
+	const struct func_range *v;
+
+	idlen = elf_file__build_id(ef, id, sizeof(id));
+	CHECK(fd >= 0 && idlen > 0 && elfcopy__extract(fd, ELFCOPY_UNWIND | ELFCOPY_SYMBOLS, &c) == 0);
+	CHECK(elfcopy__names(&c, ef) == 0);
+	CHECK(!c.names_len == !funcs__lj_version(f));
+	CHECK(elfcopy__memfd(&c, &mfd) == 0);
+	snprintf(mpath, sizeof(mpath), "/proc/self/fd/%d", mfd);
+	CHECK(elf_file__open(mpath, &cf) == 0);
+	if (!cf || idlen <= 0)
+		goto out;
+	CHECK(funcs__new_saved(cf, c.names, c.names_len, &g) == 0 && g);
+	CHECK(funcs__new_saved(cf, NULL, 0, &bare) == 0 && bare);
+	if (g)
+		same_funcs(f, g, "copy");
+	v = bare ? funcs__all(bare, &n) : NULL;
+	for (i = 0; v && i < n; i++)
+		luajit += v[i].how == FUNC_LUAJIT;
+	CHECK(bare && luajit == 0 && !funcs__lj_version(bare));
+	CHECK(funcs__new_saved(cf, (const uint8_t *)"x", 1, &g) == -EINVAL && !g);
+	printf("copy: names saved %zu bytes\n", c.names_len);
+	same_symbolizer(f, path, id, (size_t)idlen, &c);
+out:
+	funcs__delete(g);
+	funcs__delete(bare);
+	elf_file__delete(cf);
+	elfcopy__exit(&c);
+	if (mfd >= 0)
+		close(mfd);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* ljnames__vmcalls on made-up target lists: the anchors must agree and be
  * enough, the length must be the list's, an "a|b" entry names nothing. */
 static void check_vmcalls(void)
@@ -221,6 +355,7 @@ int main(int argc, char **argv)
 			check_names(f, stripped, NULL);
 		check_clamp(f, stripped);
 		check_symbolizer(f, stripped, spath);
+		check_copy(f, stripped, spath);
 		if (argc > 3)	/* the interpreter's calls fitted that source's list */
 			CHECKF(funcs__lj_vmcalls(f) >= 40, "%zu vm calls", funcs__lj_vmcalls(f));
 		if (argc > 3)

@@ -8,6 +8,10 @@
 # tests/unit/test_funcs checks every name the stripped copy gets against
 # the unstripped file's .symtab.  Also Debian's own /usr/bin/luajit, when
 # installed, must fit the upstream IR call table list (no twin: shape only).
+# For each, test_funcs also checks that the capture's copy of the file
+# (symtab/elfcopy.h, with the names saved) names every address as the file
+# does; the unstripped variants are run too, so that a copy of an
+# unstripped file is checked to be unchanged.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
@@ -24,6 +28,8 @@ for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-2
 	objcopy --strip-all "$dir/luajit" "$TMPD/$v" || fail "objcopy $v"
 	echo "# $v"
 	"$T" "$TMPD/$v" "$dir/luajit" "${pair#*:}" || rc=1
+	echo "# $v, unstripped (its copy names as it does)"
+	"$T" "$dir/luajit" "$dir/luajit" "${pair#*:}" || rc=1
 done
 if [ -x /usr/bin/luajit ]; then
 	lj=$(readlink -f /usr/bin/luajit)

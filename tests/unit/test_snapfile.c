@@ -737,6 +737,7 @@ int main(void)
 	test_corruption();
 	test_versions();
 	test_forward_compat();
+	test_embed_fields();
 	test_write_errors();
 	test_info();
 	test_format2();

@@ -267,6 +267,69 @@ void test_forward_compat(void)
 	free(rec);
 }
 
+/* EMBED of nf fields: format 1.0's seven, "names", then junk. */
+static void craft_embed(struct craft *c, unsigned nf)
+{
+	unsigned i;
+
+	msgpack_pack_array(&c->pk, 1 + nf);
+	msgpack_pack_uint8(&c->pk, SNAPFILE_REC_EMBED);
+	craft_str(c, "/bin/x");
+	msgpack_pack_bin_with_body(&c->pk, "\x01\x02", 2);
+	msgpack_pack_uint64(&c->pk, 4096);
+	msgpack_pack_uint32(&c->pk, 3);
+	msgpack_pack_bin_with_body(&c->pk, "0123456789abcdef", nf > 4 ? 16 : 0);
+	for (i = 5; i < nf; i++) {
+		if (i == 5)
+			msgpack_pack_uint64(&c->pk, 4);
+		else if (i == 6)
+			msgpack_pack_bin_with_body(&c->pk, "zstd", 4);
+		else if (i == 7)
+			msgpack_pack_bin_with_body(&c->pk, "nm", 2);
+		else
+			craft_junk(c);
+	}
+	craft_frame(c);
+}
+
+/* An EMBED record of format 1.0 (seven fields, no "names") reads with no
+ * names; one with a field after "names" reads them; six fields are corrupt. */
+void test_embed_fields(void)
+{
+	struct snapfile_rec *rec = malloc(sizeof(*rec));
+	struct snapfile_reader *r;
+	struct craft c;
+	int err, rc, got = 0;
+
+	craft_init(&c);
+	craft_header(&c, SNAPFILE_MAJOR, 0);
+	craft_embed(&c, 7);
+	craft_embed(&c, 9);
+	craft_embed(&c, 6);
+	spit(tpath("embed10.ljsnap"), c.sb.data, c.sb.size);
+	msgpack_sbuffer_destroy(&c.sb);
+	msgpack_sbuffer_destroy(&c.pl);
+	r = snapfile_reader__open(tpath("embed10.ljsnap"), &err);
+	CHECKF(r != NULL, "%s", snapfile__strerror(err));
+	while (r && rec && (rc = snapfile_reader__next(r, rec)) > 0) {
+		const struct snapfile_embed *e = &rec->embed;
+
+		CHECK(rec->kind == SNAPFILE_REC_EMBED && got < 2);
+		CHECK(e->size == 4096 && e->what == 3 && e->extents_len == 16 && e->raw_len == 4);
+		CHECK(e->len == 4 && !memcmp(e->data, "zstd", 4));
+		if (got++ == 0)
+			CHECK(!e->names && !e->names_len);
+		else
+			CHECK(e->names_len == 2 && !memcmp(e->names, "nm", 2));
+	}
+	CHECK(got == 2);
+	if (r) {
+		CHECK(snapfile_reader__stats(r)->corrupt == 1);
+		snapfile_reader__close(r);
+	}
+	free(rec);
+}
+
 /* -- The bounded msgpack reader ---------------------------------------------------- */
 
 /* Long on purpose: one packed buffer, then a list of checks of what was read. */

@@ -33,7 +33,7 @@ struct full {
 	struct snapfile_memory mem;
 	struct ksym ksyms[2];
 	struct snapfile_object obj;
-	uint8_t extents[32], zdata[6];
+	uint8_t extents[32], zdata[6], names[8];
 	struct snapfile_embed emb;
 	struct snapfile_stat stats[3];
 };
@@ -130,9 +130,10 @@ static void full_init(struct full *f)
 	for (i = 0; i < sizeof(f->extents); i++)
 		f->extents[i] = (uint8_t)(i * 7 + 1);
 	memcpy(f->zdata, "zstd!!", 6);
+	memcpy(f->names, "names!!", 8);
 	f->emb = (struct snapfile_embed){ "/usr/bin/luajit", f->bid, 4, val(4, 64),
 					  (uint32_t)val(1, 32), f->extents, 32, val(3, 64),
-					  f->zdata, 6 };
+					  f->zdata, 6, f->names, 8 };
 	f->stats[0] = (struct snapfile_stat){ "samples_written", val(1, 64) };
 	f->stats[1] = (struct snapfile_stat){ "samples_lost", 0 };
 	f->stats[2] = (struct snapfile_stat){ "big", UINT64_MAX };
@@ -182,7 +183,7 @@ static const struct { uint32_t len, crc; } known[] = {
 	{ 46, 0x86ca58bb },	/* KSYMS */
 	{ 48, 0x0ed62345 },	/* STATS */
 	{ 26, 0xd7ea50d2 },	/* OBJECT */
-	{ 82, 0xfdc3d0a0 },	/* EMBED */
+	{ 92, 0xb4413086 },	/* EMBED (with "names", minor addition to 1.0) */
 	{ 12, 0x0ad7b3c8 },	/* END (9 records before it since EMBED was added) */
 };
 
