@@ -3,20 +3,21 @@
 """Compare one ljsnap capture of a Lua program with the ground truths taken
 in the same run; bench/accuracy.sh runs it.
 
-usage: accuracy.py NAME GT LUA_ONLY NATIVE_ONLY PERF_SCRIPT PID MIXED_SS NATIVE_SS
+usage: accuracy.py NAME GT LUA_ONLY NATIVE_ONLY PERF_SCRIPT PID SAMPLES MISORDERED
 
 GT: the in-process jit.profile collector's stacks (bench/accuracy/jitprof.lua),
     root first, frames SOURCE:LINEDEFINED.
 LUA_ONLY, NATIVE_ONLY: `ljsnap report -f folded` with --lua-only and
-    --native-only; MIXED_SS, NATIVE_SS: `-f speedscope` (the samples one by
-    one) of the mixed view and of --native-only.
+    --native-only.
+SAMPLES, MISORDERED: what tests/e2e/stitch_order.awk counts on the mixed and
+    --native-only views (samples unwound to _start, and those of them whose
+    native frames sit around other VM activations than in --native-only).
 PERF_SCRIPT: `perf script -F pid,ip,sym,dso` of perf record -a run at the
     same time (leaf only); PID: the profiled process.
 
 Prints: the top-10 Lua functions by self and by inclusive share, ground
 truth against ljsnap; the top-10 native leaves, perf against ljsnap; the
-share of mixed stacks whose Lua frames are misordered (defined below)."""
-import json
+share of misordered stacks (tests/e2e/stitch_order.awk defines it)."""
 import re
 import sys
 from collections import Counter
@@ -45,13 +46,13 @@ def folded(path, comm=None):
 
 def lua_key(frame):
     """SOURCE:LINEDEFINED of an ljsnap Lua frame, or None."""
-    m = MAIN_CHUNK.match(frame)
+    m = LUA_FRAME.search(frame)
+    if m:
+        return '%s:%s' % (m.group(1), m.group(2))
+    m = MAIN_CHUNK.match(frame)	# 'main CHUNK': no line
     if m:
         return m.group(1) + ':0'
-    m = LUA_FRAME.search(frame)
-    if not m:
-        return None
-    return '%s:%s' % (m.group(1), m.group(2))
+    return None
 
 
 def shares(stacks, keyf):
@@ -89,7 +90,10 @@ def table(title, a_name, a, at, b_name, b, bt, top=10):
     return worst
 
 
-def native_key_ljsnap(frame):
+def native_key_ljsnap(frame, perf_names):
+    """The leaf's key as perf would have it: a function perf has no name
+    for (ljsnap names LuaJIT's internals in a stripped build, perf does
+    not) goes to the bucket of perf's unnamed luajit code."""
     if frame.endswith('_[k]'):
         return frame[:-4] + ' [k]'
     if frame in ('[JIT code]',) or frame.startswith('[unknown]'):
@@ -99,6 +103,8 @@ def native_key_ljsnap(frame):
     m = HEX.match(frame)
     if m:
         return m.group(1) + ' (no symbol)'
+    if frame not in perf_names:
+        return 'luajit (no symbol)'
     return frame
 
 
@@ -127,48 +133,10 @@ def perf_leaves(path, pid):
     return c
 
 
-def speedscope_samples(path, pid):
-    """The samples of pid, in file order, as lists of frame names, root
-    first (ljsnap's speedscope output: one sampled profile per process)."""
-    with open(path) as f:
-        doc = json.load(f)
-    names = [fr['name'] for fr in doc['shared']['frames']]
-    for prof in doc['profiles']:
-        if prof['name'].endswith('(pid %s)' % pid):
-            out = []
-            for st, w in zip(prof['samples'], prof['weights']):
-                out.extend([[names[i] for i in st]] * int(w))	# runs of one stack
-            return out
-    return []
-
-
-def misordered(mixed, native):
-    """Samples whose mixed stack puts two native frames in another order
-    than the same sample's --native-only stack: the Lua frames were spliced
-    at the wrong VM activation, and the C functions the VM called (the JIT
-    compiler, the parser of load(), ffi's C parser, a __gc finalizer's
-    caller) moved below Lua frames that called them.  Returns (misordered,
-    with Lua frames, samples compared), or None when the two views do not
-    have the same samples."""
-    if len(mixed) != len(native):
-        return None
-    vm = ('[LuaJIT interpreter]', '[JIT code]')
-    bad = withlua = 0
-    for m, n in zip(mixed, native):
-        nat = [fr for fr in n if fr not in vm and not fr.endswith('_[k]')]
-        if not any(lua_key(fr) for fr in m):
-            continue
-        withlua += 1
-        common = set(nat) & set(m)
-        if [fr for fr in m if fr in common] != [fr for fr in nat if fr in common]:
-            bad += 1
-    return bad, withlua, len(mixed)
-
-
 def main():
     if len(sys.argv) != 9:
         sys.exit(__doc__)
-    name, gt_p, lua_p, native_p, perf_p, pid, mixed_ss, native_ss = sys.argv[1:]
+    name, gt_p, lua_p, native_p, perf_p, pid, nsamples, nbad = sys.argv[1:]
     comm = 'luajit'
     gt = folded(gt_p)
     lua = folded(lua_p, comm)
@@ -179,21 +147,16 @@ def main():
     w1 = table('Lua self share', 'truth', gself, gt_total, 'ljsnap', lself, l_total)
     w2 = table('Lua inclusive share', 'truth', gincl, gt_total, 'ljsnap', lincl, l_total)
     native = folded(native_p, comm)
+    pl = perf_leaves(perf_p, pid)
     nl = Counter()
     for frames, n in native:
         if frames:
-            nl[native_key_ljsnap(frames[-1])] += n
-    pl = perf_leaves(perf_p, pid)
+            nl[native_key_ljsnap(frames[-1], pl)] += n
     w3 = table('native leaf share', 'perf', pl, sum(pl.values()), 'ljsnap', nl,
                sum(nl.values()))
-    r = misordered(speedscope_samples(mixed_ss, pid), speedscope_samples(native_ss, pid))
-    if r is None:
-        print('  misordered: not measured (the two views have different samples)')
-        bad, withlua = -1, 1
-    else:
-        bad, withlua, _ = r
-        print('  misordered: %d of %d samples with Lua frames (%.1f%%)' %
-              (bad, withlua, pct(bad, withlua)))
+    bad, withlua = int(nbad), int(nsamples)
+    print('  misordered: %d of %d samples unwound to _start (%.1f%%)' %
+          (bad, withlua, pct(bad, withlua)))
     print('SUMMARY %s self %.1f incl %.1f native %.1f misordered %.1f%%' %
           (name, w1, w2, w3, pct(bad, withlua)))
 

@@ -6,8 +6,8 @@
 #     top-10 Lua functions by self and inclusive share;
 #   * perf record -a at the same rate: top-10 native leaf functions;
 #   * --native-only's order of VM activations: the share of mixed stacks
-#     whose Lua frames sit below a C function the VM called (misordered;
-#     bench/accuracy.py defines it).
+#     whose native frames sit around other VM activations than in
+#     --native-only (misordered; tests/e2e/stitch_order.awk defines it).
 # The programs are from Debian's archive (tests/install-deps.sh installs
 # them): luacheck (lua-check) on the Lua tree Debian ships; busted
 # (lua-busted, with luassert and penlight) on bench/accuracy/pl_spec.lua;
@@ -71,11 +71,13 @@ for prog in $progs; do
 		perf script -i "$d/perf.data" -F pid,ip,sym,dso > "$d/perf.txt" 2> /dev/null
 		"$LJSNAP" report -f folded --lua-only -o "$d/lua.folded" "$d/cap.ljsnap" 2> /dev/null
 		"$LJSNAP" report -f folded --native-only -o "$d/native.folded" "$d/cap.ljsnap" 2> /dev/null
-		"$LJSNAP" report -f speedscope -o "$d/mixed.json" "$d/cap.ljsnap" 2> /dev/null
-		"$LJSNAP" report -f speedscope --native-only -o "$d/native.json" "$d/cap.ljsnap" 2> /dev/null
+		"$LJSNAP" report -f folded -o "$d/mixed.folded" "$d/cap.ljsnap" 2> /dev/null
+		# shellcheck disable=SC2046
+		set -- $(awk -v entry=_start -f "$here/../tests/e2e/stitch_order.awk" \
+			"$d/native.folded" "$d/mixed.folded")
 		echo "== $prog, JIT $mode =="
 		python3 "$here/accuracy.py" "$prog (JIT $mode)" "$d/gt.folded" "$d/lua.folded" \
-			"$d/native.folded" "$d/perf.txt" "$(cat "$d/gt.folded.pid")" "$d/mixed.json" "$d/native.json" | tee "$d/table.txt" | grep -v '^SUMMARY'
+			"$d/native.folded" "$d/perf.txt" "$(cat "$d/gt.folded.pid")" "$2" "$4" | tee "$d/table.txt" | grep -v '^SUMMARY'
 		summary="$summary$(grep '^SUMMARY' "$d/table.txt")
 "
 	done

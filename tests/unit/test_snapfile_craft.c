@@ -302,7 +302,7 @@ void test_embed_fields(void)
 	int err, rc, got = 0;
 
 	craft_init(&c);
-	craft_header(&c, SNAPFILE_MAJOR, 0);
+	craft_header(&c, 1, 0);	/* crafted frames are format 1 */
 	craft_embed(&c, 7);
 	craft_embed(&c, 9);
 	craft_embed(&c, 6);
