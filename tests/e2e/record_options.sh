@@ -15,9 +15,12 @@
 . "$top_srcdir/tests/variants/lib.sh"	# start_bg, wait_for
 need_bpf
 need_prog luajit luajit
+# Each workload calls os.clock() (a clock_gettime system call for the
+# process CPU clock) every 100 iterations, so that ~20% of its samples are in
+# the kernel: --no-kernel below has kernel frames to take away.
 for k in a b c; do
 	cat > "$TMPD/$k.lua" <<LUA
-local function ${k}_spin(t) local s = 0 while os.clock() < t do for i = 1, 2000 do s = (s + i) % 7919 end end return s end
+local function ${k}_spin(t) local s = 0 while os.clock() < t do for i = 1, 100 do s = (s + i) % 7919 end end return s end
 print("up") io.stdout:flush()
 ${k}_spin(8)
 LUA
