@@ -160,6 +160,8 @@ struct native_unw_opts {
 	uint32_t max_spaces;		/* open Dwfl address spaces kept; 0 = 32 */
 	int debuginfo;			/* 1: let libdw look for separate debug files
 					 * (.debug_frame); 0 (default): only the mapped files */
+	int no_rule_cache;		/* 1: every step by libdw itself, no CFI rules
+					 * cached per pc (native_cfi.c; for comparisons) */
 };
 
 /* Counters over the life of the unwinder. */
@@ -168,6 +170,7 @@ struct native_unw_stats {
 	uint64_t end[NATIVE_END__MAX];
 	uint64_t spaces_created, spaces_evicted;
 	uint64_t modules_reported, modules_failed;	/* dwfl_report_elf results */
+	uint64_t fast_bails;		/* unwinds the cached rules left to libdw */
 };
 
 struct native_unw;
