@@ -152,10 +152,29 @@ static int sample__read(const struct memsrc *ms, uint64_t addr, void *buf, size_
 	const struct ljs_sample *s = ms->ctx;
 	size_t n;
 
+	size_t i;
+
 	if (!s)
 		return -EFAULT;
 	n = s->nsec < LJS_SAMPLE_MAX_SECS ? s->nsec : LJS_SAMPLE_MAX_SECS;
-	return windows__copy(s, n, sample__win, addr, buf, len);
+	/* Nearly every read lies in one section or in none: the first section
+	 * holding all of it is what windows__copy would copy too (it stops at
+	 * the first window that covers the rest), and with no section holding
+	 * its first byte it fails at once. */
+	for (i = 0; i < n; i++) {
+		const struct ljs_section *sec = &s->sec[i];
+
+		if (sec->kind == LJS_SEC_KSTACK || sec->addr == 0 || !sec->data ||
+		    sec->addr + sec->len < sec->addr)
+			continue;
+		if (addr >= sec->addr && addr - sec->addr < sec->len) {
+			if (sec->len - (addr - sec->addr) < len)
+				return windows__copy(s, n, sample__win, addr, buf, len);
+			memcpy(buf, sec->data + (addr - sec->addr), len);
+			return 0;
+		}
+	}
+	return -EFAULT;
 }
 
 /* A source over the byte windows of one sample (every section with addr). */
