@@ -7,6 +7,7 @@
  * several of its windows (the main lua_State sits right before g, so the L
  * and g windows can touch), but the chain never mixes bytes of two sources.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -46,37 +47,33 @@ int memsrc__u8(const struct memsrc *ms, uint64_t addr, uint8_t *v)
 /* Read a little-endian u16. */
 int memsrc__u16(const struct memsrc *ms, uint64_t addr, uint16_t *v)
 {
-	uint8_t b[2];
-	int err = memsrc__read(ms, addr, b, sizeof(b));
+	uint16_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
 	if (err == 0)
-		*v = (uint16_t)(b[0] | (uint16_t)b[1] << 8);
+		*v = le16toh(x);
 	return err;
 }
 
 /* Read a little-endian u32. */
 int memsrc__u32(const struct memsrc *ms, uint64_t addr, uint32_t *v)
 {
-	uint8_t b[4];
-	int err = memsrc__read(ms, addr, b, sizeof(b));
+	uint32_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
 	if (err == 0)
-		*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-		     (uint32_t)b[3] << 24;
+		*v = le32toh(x);
 	return err;
 }
 
 /* Read a little-endian u64. */
 int memsrc__u64(const struct memsrc *ms, uint64_t addr, uint64_t *v)
 {
-	uint8_t b[8];
-	int err = memsrc__read(ms, addr, b, sizeof(b)), i;
+	uint64_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
-	if (err == 0) {
-		*v = 0;
-		for (i = 7; i >= 0; i--)
-			*v = *v << 8 | b[i];
-	}
+	if (err == 0)
+		*v = le64toh(x);
 	return err;
 }
 
@@ -163,16 +160,15 @@ static int sample__read(const struct memsrc *ms, uint64_t addr, void *buf, size_
 	 * its first byte it fails at once. */
 	for (i = 0; i < n; i++) {
 		const struct ljs_section *sec = &s->sec[i];
+		uint64_t off = addr - sec->addr;	/* wraps when addr is below */
 
-		if (sec->kind == LJS_SEC_KSTACK || sec->addr == 0 || !sec->data ||
-		    sec->addr + sec->len < sec->addr)
+		if (off >= sec->len || sec->kind == LJS_SEC_KSTACK || sec->addr == 0 ||
+		    !sec->data || sec->addr + sec->len < sec->addr)
 			continue;
-		if (addr >= sec->addr && addr - sec->addr < sec->len) {
-			if (sec->len - (addr - sec->addr) < len)
-				return windows__copy(s, n, sample__win, addr, buf, len);
-			memcpy(buf, sec->data + (addr - sec->addr), len);
-			return 0;
-		}
+		if (sec->len - off < len)
+			return windows__copy(s, n, sample__win, addr, buf, len);
+		memcpy(buf, sec->data + off, len);
+		return 0;
 	}
 	return -EFAULT;
 }
