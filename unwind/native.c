@@ -270,24 +270,23 @@ int native__frame_check(struct native_unw *u, struct native_frame *fp)
 {
 	struct native_walk *w = &u->w;
 	const struct native_smap *m;
-	struct native_frame f = *fp;
 	int first = w->seg_frames == 0, same = first && w->resume_same, in_mod;
 
 	w->seg_frames++;
-	if (f.pc == 0)
+	if (fp->pc == 0)
 		return native__frame_stop(w, NATIVE_END_RA_ZERO);
 	/* No code lives in the first page or above the user half of the
 	 * address space (57 bits with 5-level paging): a caller's pc there is
 	 * garbage read where the stack holds none, whoever stepped to it. */
-	if (u->nframes && (f.pc < 4096 || f.pc >= (1ull << 56)))
+	if (u->nframes && (fp->pc < 4096 || fp->pc >= (1ull << 56)))
 		return native__frame_stop(w, NATIVE_END_BAD_PC);
-	if (!same && u->nframes && f.sp <= u->frames[u->nframes - 1].sp)
+	if (!same && u->nframes && fp->sp <= u->frames[u->nframes - 1].sp)
 		return native__frame_stop(w, NATIVE_END_BAD_SP);
-	m = native_space__find(w->sp, f.activation ? f.pc : f.pc - 1);
-	f.map = m ? (int)m->idx : -1;
-	f.map_flags = m ? m->flags : 0;
+	m = native_space__find(w->sp, fp->activation ? fp->pc : fp->pc - 1);
+	fp->map = m ? (int)m->idx : -1;
+	fp->map_flags = m ? m->flags : 0;
 	in_mod = m && m->has_mod && (m->flags & NATIVE_MAP_EXEC);
-	f.in_module = (uint8_t)in_mod;
+	fp->in_module = (uint8_t)in_mod;
 	/* A caller's pc outside every executable mapping is garbage (the sampled
 	 * pc is real even then: code mapped after the mappings were read). */
 	if (!same && u->nframes && w->sp->n && !(m && (m->flags & NATIVE_MAP_EXEC)) &&
@@ -296,12 +295,12 @@ int native__frame_check(struct native_unw *u, struct native_frame *fp)
 	if (!same) {
 		if (u->nframes >= w->max_frames)
 			return native__frame_stop(w, NATIVE_END_LIMIT);
-		if (native__push(u, &f) != 0)
+		if (native__push(u, fp) != 0)
 			return native__frame_stop(w, NATIVE_END_ERROR);
 	}
 	w->prev_in_mod = (uint8_t)in_mod;
 	if (w->o->step_unknown && !(first && w->skip_hook) &&
-	    (!in_mod || (f.pc >= w->o->hook_lo && f.pc < w->o->hook_hi)))
+	    (!in_mod || (fp->pc >= w->o->hook_lo && fp->pc < w->o->hook_hi)))
 		return NATIVE_CB_HOOK;
 	return DWARF_CB_OK;
 }

@@ -107,10 +107,13 @@ static void cfi__fill(struct native_space *s, uint64_t pc, struct native_rule *r
 	    cfi__breg(&ops[0], &reg, &r->cfa_off) != 0)
 		goto out;
 	r->cfa_reg = (uint8_t)reg;
-	for (i = 0; i < NATIVE_NREGS; i++)
+	for (i = 0; i < NATIVE_NREGS; i++) {
 		if (dwarf_frame_register(frame, i, mem, &ops, &nops) != 0 ||
 		    cfi__reg(mem, ops, nops, &r->kind[i], &r->arg[i], &r->reg[i]) != 0)
 			goto out;
+		if (r->kind[i] != NATIVE_RULE_UNDEF)
+			r->live |= 1u << i;
+	}
 	r->status = NATIVE_RULE_OK;
 out:
 	free(frame);

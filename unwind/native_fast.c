@@ -43,7 +43,8 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 {
 	uint64_t pc = cur->initial || cur->signal ? cur->pc : cur->pc - 1, v, cfa = 0;
 	const struct native_rule *r = native_space__rule(u->w.sp, pc);
-	int i, have_cfa, ra_undef = 0;
+	uint32_t live;
+	int i, have_cfa;
 
 	if (!r)
 		return FAST_BAIL;
@@ -55,11 +56,10 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 	if (have_cfa)
 		cfa = cur->r[r->cfa_reg] + (uint64_t)r->cfa_off;
 	next->valid = 0;
-	for (i = 0; i < NATIVE_NREGS; i++) {
+	/* The defined registers, in DWARF order (the order of libdw's reads). */
+	for (live = r->live; live; live &= live - 1) {
+		i = __builtin_ctz(live);
 		switch (r->kind[i]) {
-		case NATIVE_RULE_UNDEF:
-			ra_undef |= i == NATIVE_RIP;
-			continue;
 		case NATIVE_RULE_SAME:
 			if (!((cur->valid >> i) & 1))
 				continue;
@@ -85,7 +85,8 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 	}
 	next->initial = 0;
 	next->signal = r->signal;
-	if (ra_undef || !((next->valid >> NATIVE_RIP) & 1) || next->r[NATIVE_RIP] == 0)
+	if (!((r->live >> NATIVE_RIP) & 1) || !((next->valid >> NATIVE_RIP) & 1) ||
+	    next->r[NATIVE_RIP] == 0)
 		return FAST_END;
 	next->pc = next->r[NATIVE_RIP];
 	return FAST_NEXT;

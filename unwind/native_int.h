@@ -47,6 +47,7 @@ struct native_rule {
 	int64_t arg[NATIVE_NREGS];
 	uint8_t kind[NATIVE_NREGS];
 	uint8_t reg[NATIVE_NREGS];
+	uint32_t live;		/* bit i: kind[i] is not NATIVE_RULE_UNDEF */
 	uint8_t status;		/* enum native_rule_status */
 	uint8_t cfa_reg;
 	uint8_t signal;		/* the CIE marks a signal frame */
