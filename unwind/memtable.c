@@ -58,8 +58,11 @@ struct mt_pid {
  * version, with no recent addition waiting in the tail: the entries a
  * lookup considers are then the same at every time, and are remembered in
  * the order look__pass offers them, so that the next lookup of the read
- * ranks just those (the same steps, without the searches).  Valid while
- * the table's epoch is unchanged (every add starts a new one).
+ * ranks just those (the same steps, without the searches).  The outcome
+ * of those steps depends on the time only through the rank of each entry
+ * (the tie-break keys of a rank are the entry's own numbers), so the last
+ * outcome is kept with the ranks it was found for.  Valid while the
+ * table's epoch is unchanged (every add starts a new one).
  */
 struct mt_memo {
 	uint64_t addr, len;
@@ -67,6 +70,9 @@ struct mt_memo {
 	uint32_t pid;
 	uint32_t n;			/* entries in ent */
 	uint32_t ent[MT_MEMO_K];	/* indexes into ents */
+	uint8_t rank[MT_MEMO_K];	/* the ranks of the last outcome (0-3), */
+	uint8_t have_out;		/* when there is one: */
+	uint32_t out;			/* its entry, or UINT32_MAX for none */
 };
 
 struct mt_blk {
@@ -577,7 +583,24 @@ static void memo__fill(struct memtable *t, const struct mt_pid *p, const struct 
 	m->addr = lk->addr;
 	m->len = lk->end - lk->addr;
 	m->pid = pid;
+	m->have_out = 0;
 	m->epoch = t->epoch + 1;	/* 0 stays "empty" */
+}
+
+/* The ranks of a memo's entries at time t: 1 when they are the ranks of
+ * its last outcome, else 0 (and rank filled for the next one). */
+static int memo__same_ranks(const struct memtable *t, const struct mt_memo *m, uint64_t time_ns,
+			    uint8_t *rank)
+{
+	uint64_t k1, k2;
+	uint32_t i;
+	int same = m->have_out;
+
+	for (i = 0; i < m->n; i++) {
+		rank[i] = (uint8_t)ent__rank(&t->ents[m->ent[i]].e, time_ns, t->slack_ns, &k1, &k2);
+		same &= rank[i] == m->rank[i];
+	}
+	return same;
 }
 
 /* look__pass over the remembered entries of a read. */
@@ -600,7 +623,6 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	struct look lk;
 	struct mt_pid *p;
 	struct mt_memo *m;
-	int hit = 0;
 
 	if (!t || len == 0 || addr + len < addr)
 		return NULL;
@@ -617,21 +639,28 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	lk.slack = t->slack_ns;
 	m = memo__slot(t, pid, addr, len);
 	if (m && m->epoch == t->epoch + 1 && m->addr == addr && m->len == len && m->pid == pid) {
-		hit = 1;
+		uint8_t rank[MT_MEMO_K];
+
+		if (memo__same_ranks(t, m, time_ns, rank))
+			return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
 		memo__pass(t, m, &lk);
-	} else {
-		look__pass(t, p, &lk);
-		memo__fill(t, p, &lk, m, pid);
+		if (lk.cov.me && lk.all.me != lk.cov.me) {
+			lk.pass = 1;
+			memo__pass(t, m, &lk);
+		}
+		memcpy(m->rank, rank, sizeof(rank));
+		m->have_out = 1;
+		m->out = !lk.cov.me || lk.conflict ? UINT32_MAX : (uint32_t)(lk.cov.me - t->ents);
+		return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
 	}
+	look__pass(t, p, &lk);
+	memo__fill(t, p, &lk, m, pid);
 	if (!lk.cov.me)
 		return NULL;
 	/* Answers of other ranges ranked above ours must agree on the bytes. */
 	if (lk.all.me != lk.cov.me) {
 		lk.pass = 1;
-		if (hit)
-			memo__pass(t, m, &lk);
-		else
-			look__pass(t, p, &lk);
+		look__pass(t, p, &lk);
 		if (lk.conflict)
 			return NULL;
 	}

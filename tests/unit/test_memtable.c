@@ -513,6 +513,19 @@ static void test_memo(void)
 	CHECK(add_fill(t, 1, 0x1000, 16, 5, 500, 600, 3) >= 0);
 	CHECK(read_fill(t, 1, 0x1000, 8, 550) == 5);
 	memtable__delete(t);
+	/* Two ranges of one version each, different bytes: which answers, or
+	 * whether they conflict, changes with the time, read after read. */
+	t = memtable__new();
+	CHECK(add_fill(t, 1, 0x2000, 64, 1, 100, 200, 1) >= 0);
+	CHECK(add_fill(t, 1, 0x2000, 16, 2, 300, 400, 1) >= 0);
+	CHECK(read_fill(t, 1, 0x2000, 8, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2000, 8, 350) == 2);
+	CHECK(read_fill(t, 1, 0x2000, 8, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2008, 16, 350) == -1);	/* the newer bytes differ */
+	CHECK(read_fill(t, 1, 0x2008, 16, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2008, 16, 350) == -1);
+	CHECK(read_fill(t, 1, 0x2000, 8, 50) == -1);
+	memtable__delete(t);
 }
 
 int main(void)
