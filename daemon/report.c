@@ -401,7 +401,7 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	static const struct ljs_proc none;
 	const struct ljs_proc *rp = &none;
 	struct memtable_src msrc;
-	struct memsrc sm;
+	struct memsrc_sample sm;
 	const char *comm;
 	int err;
 
@@ -422,8 +422,8 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	if (s->time_ns > c->last_ns)
 		c->last_ns = s->time_ns;
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
-	memsrc__init_sample(&sm, s, &msrc.ms);
-	err = ljs_pipe__sample(c->pipe, rp, s, &sm, comm, &c->po);
+	memsrc__init_sample_list(&sm, s, &msrc.ms);
+	err = ljs_pipe__sample(c->pipe, rp, s, &sm.ms, comm, &c->po);
 	if (!err && c->po.has_trace)
 		err = agg__trace(c->agg, &c->po.trace);
 	if (!err) {

@@ -41,6 +41,7 @@ struct report_reader {
 	uint64_t head, tail;		/* slots filled / taken so far; the caller
 					 * holds slot tail - 1 */
 	int stop;			/* close: the thread ends at its next wait */
+	struct snapfile_rec rec;	/* the last record read without a thread */
 };
 
 /* Fill sl from one outcome of the reader: ret as snapfile_reader__next. */
@@ -149,21 +150,26 @@ struct report_reader *report_reader__open(const char *path, unsigned threads, in
 int report_reader__next(struct report_reader *rr, const struct ljs_sample **s, uint64_t *offset,
 			const char **msg)
 {
-	struct snapfile_rec rec;
 	struct rr_slot *sl;
+	int ret;
 
-	if (!rr->threaded) {
-		sl = &rr->slot[0];
-		slot__fill(rr, sl, rr__read(rr, &rec), &rec);
-	} else {
-		pthread_mutex_lock(&rr->mu);
-		while (rr->head == rr->tail)
-			pthread_cond_wait(&rr->filled, &rr->mu);
-		sl = &rr->slot[rr->tail % RR_SLOTS];
-		rr->tail++;	/* and the slot taken last time is free again */
-		pthread_cond_signal(&rr->freed);
-		pthread_mutex_unlock(&rr->mu);
+	if (!rr->threaded) {	/* the reader's own record, no copy */
+		ret = rr__read(rr, &rr->rec);
+		if (ret > 0) {
+			*s = &rr->rec.sample;
+			*offset = rr->rec.offset;
+		} else if (ret < 0) {
+			*msg = snapfile_reader__error(rr->r);
+		}
+		return ret < 0 ? -1 : ret > 0;
 	}
+	pthread_mutex_lock(&rr->mu);
+	while (rr->head == rr->tail)
+		pthread_cond_wait(&rr->filled, &rr->mu);
+	sl = &rr->slot[rr->tail % RR_SLOTS];
+	rr->tail++;	/* and the slot taken last time is free again */
+	pthread_cond_signal(&rr->freed);
+	pthread_mutex_unlock(&rr->mu);
 	switch (sl->what) {
 	case RR_SAMPLE:
 		*s = &sl->s;

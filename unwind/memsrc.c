@@ -182,6 +182,54 @@ void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
 	ms->next = next;
 }
 
+/* memsrc read callback over a sample's listed sections: sample__read's
+ * loop, the sections that cannot answer left out beforehand. */
+static int list__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct memsrc_sample *m = ms->ctx;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		const struct memsrc_window_ *w = &m->w[i];
+		uint64_t off = addr - w->addr;	/* wraps when addr is below */
+
+		if (off >= w->len)
+			continue;
+		if (w->len - off < len)
+			return windows__copy(m->s, m->s->nsec < LJS_SAMPLE_MAX_SECS ?
+					     m->s->nsec : LJS_SAMPLE_MAX_SECS,
+					     sample__win, addr, buf, len);
+		memcpy(buf, w->data + off, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/* A sample source with its answering sections listed once. */
+void memsrc__init_sample_list(struct memsrc_sample *m, const struct ljs_sample *s,
+			      const struct memsrc *next)
+{
+	size_t i, n = s ? (s->nsec < LJS_SAMPLE_MAX_SECS ? s->nsec : LJS_SAMPLE_MAX_SECS) : 0;
+
+	_Static_assert(MEMSRC_SAMPLE_MAX_WINS >= LJS_SAMPLE_MAX_SECS, "memsrc_sample too small");
+	m->ms.read = list__read;
+	m->ms.ctx = m;
+	m->ms.next = next;
+	m->s = s;
+	m->n = 0;
+	for (i = 0; i < n; i++) {
+		const struct ljs_section *sec = &s->sec[i];
+
+		if (sec->len == 0 || sec->kind == LJS_SEC_KSTACK || sec->addr == 0 || !sec->data ||
+		    sec->addr + sec->len < sec->addr)
+			continue;
+		m->w[m->n].addr = sec->addr;
+		m->w[m->n].len = sec->len;
+		m->w[m->n].data = sec->data;
+		m->n++;
+	}
+}
+
 /* -- Flat window source ---------------------------------------------------- */
 
 /* Window i of a flat list. */
