@@ -626,6 +626,29 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 
 	if (!t || len == 0 || addr + len < addr)
 		return NULL;
+	/* A remembered read: its pid has entries and no tail (an add since
+	 * would have started a new epoch), so nothing below applies first. */
+	m = memo__slot(t, pid, addr, len);
+	if (m && m->epoch == t->epoch + 1 && m->addr == addr && m->len == len && m->pid == pid) {
+		uint8_t rank[MT_MEMO_K];
+
+		if (memo__same_ranks(t, m, time_ns, rank))
+			return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
+		memset(&lk, 0, sizeof(lk));
+		lk.addr = addr;
+		lk.end = addr + len;
+		lk.time_ns = time_ns;
+		lk.slack = t->slack_ns;
+		memo__pass(t, m, &lk);
+		if (lk.cov.me && lk.all.me != lk.cov.me) {
+			lk.pass = 1;
+			memo__pass(t, m, &lk);
+		}
+		memcpy(m->rank, rank, sizeof(rank));
+		m->have_out = 1;
+		m->out = !lk.cov.me || lk.conflict ? UINT32_MAX : (uint32_t)(lk.cov.me - t->ents);
+		return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
+	}
 	p = pid__find(t, pid);
 	if (!p || p->n == 0)
 		return NULL;
@@ -637,22 +660,6 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	lk.end = addr + len;
 	lk.time_ns = time_ns;
 	lk.slack = t->slack_ns;
-	m = memo__slot(t, pid, addr, len);
-	if (m && m->epoch == t->epoch + 1 && m->addr == addr && m->len == len && m->pid == pid) {
-		uint8_t rank[MT_MEMO_K];
-
-		if (memo__same_ranks(t, m, time_ns, rank))
-			return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
-		memo__pass(t, m, &lk);
-		if (lk.cov.me && lk.all.me != lk.cov.me) {
-			lk.pass = 1;
-			memo__pass(t, m, &lk);
-		}
-		memcpy(m->rank, rank, sizeof(rank));
-		m->have_out = 1;
-		m->out = !lk.cov.me || lk.conflict ? UINT32_MAX : (uint32_t)(lk.cov.me - t->ents);
-		return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
-	}
 	look__pass(t, p, &lk);
 	memo__fill(t, p, &lk, m, pid);
 	if (!lk.cov.me)
