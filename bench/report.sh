@@ -11,6 +11,12 @@
 #                  also times that build on the same capture, 3 runs each,
 #                  alternating, and prints the ratio of the medians and whether
 #                  the two folded outputs are identical
+#        LJSNAP_REPORT_OPTS="--threads 1" sudo bench/report.sh ...
+#                  extra options for this build's report commands (the
+#                  single-thread figure: --threads 1)
+#        LJSNAP_BENCH_JIT=on sudo bench/report.sh ...
+#                  the same workload with the JIT on (traces; perf's unwind
+#                  stops at trace code, so its frames per sample drop)
 #
 # Workload: one `luajit -joff tests/lua/stitch_builtin.lua SECONDS` per CPU
 # (two coroutines deep, string.gsub calling back into Lua: ~16 frames per
@@ -33,13 +39,17 @@ LJSNAP=${LJSNAP:-$top/ljsnap}
 [ -x "$LJSNAP" ] || LJSNAP=$top/build-tests/ljsnap
 [ -x "$LJSNAP" ] || { echo "ljsnap not built (set LJSNAP=/path/to/ljsnap)"; exit 1; }
 seconds=${1:-12}
+# shellcheck disable=SC2206
+ropts=(${LJSNAP_REPORT_OPTS:-})
 hz=${2:-4999}
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF and perf events)"; exit 1; }
 command -v perf >/dev/null || { echo "perf not found (Debian package linux-perf)"; exit 1; }
 command -v luajit >/dev/null || { echo "luajit not found (Debian package luajit)"; exit 1; }
 ncpu=$(nproc)
 script=$top/tests/lua/stitch_builtin.lua
-work="for i in \$(seq $ncpu); do luajit -joff $script $seconds > /dev/null & done; wait"
+jopt=-joff
+[ "${LJSNAP_BENCH_JIT:-off}" = on ] && jopt=
+work="for i in \$(seq $ncpu); do luajit $jopt $script $seconds > /dev/null & done; wait"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -60,7 +70,7 @@ row() {
 		       n, s, w, c, (w > 0 ? s / w : 0) }'
 }
 
-echo "workload: $ncpu x luajit -joff $(basename "$script") $seconds (${hz} Hz, 16 KiB stacks)"
+echo "workload: $ncpu x luajit ${jopt:--jon} $(basename "$script") $seconds (${hz} Hz, 16 KiB stacks)"
 "$LJSNAP" record -q -F "$hz" --ringbuf-mb 256 -o "$tmp/lj.ljsnap" -- bash -c "$work" ||
 	{ echo "ljsnap record failed"; exit 1; }
 "$LJSNAP" info "$tmp/lj.ljsnap" > "$tmp/lj.info"
@@ -70,11 +80,11 @@ perf record -q -F "$hz" -g --call-graph dwarf,16384 -o "$tmp/perf.data" -- bash 
 printf "captures: ljsnap %d MB (%s samples lost), perf %d MB\n" \
 	$(( $(stat -c %s "$tmp/lj.ljsnap") >> 20 )) "${lost:-?}" $(( $(stat -c %s "$tmp/perf.data") >> 20 ))
 
-read -r lw lc <<< "$(timed "$tmp/lj.folded" "$LJSNAP" report -f folded "$tmp/lj.ljsnap")"
+read -r lw lc <<< "$(timed "$tmp/lj.folded" "$LJSNAP" report -f folded "${ropts[@]}" "$tmp/lj.ljsnap")"
 ls=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/lj.folded")
 lf=$(awk '{ n = split($0, f, ";"); s += $NF; fr += $NF * (n - 1) } END { printf "%.1f", s ? fr / s : 0 }' \
 	"$tmp/lj.folded")
-read -r uw uc <<< "$(timed "$tmp/lua.folded" "$LJSNAP" report -f folded --lua-only "$tmp/lj.ljsnap")"
+read -r uw uc <<< "$(timed "$tmp/lua.folded" "$LJSNAP" report -f folded --lua-only "${ropts[@]}" "$tmp/lj.ljsnap")"
 # perf script prints each sample as a header line, then one line per frame
 # (starting with a tab), then a blank line
 read -r pw pc <<< "$(timed "$tmp/perf.txt" perf script -i "$tmp/perf.data")"
@@ -98,7 +108,7 @@ if [ -n "${LJSNAP_BASELINE:-}" ]; then
 	[ -x "$LJSNAP_BASELINE" ] || { echo "LJSNAP_BASELINE=$LJSNAP_BASELINE is not executable"; exit 1; }
 	: > "$tmp/new.t"; : > "$tmp/old.t"
 	for _ in 1 2 3; do
-		timed "$tmp/new.folded" "$LJSNAP" report -f folded "$tmp/lj.ljsnap" >> "$tmp/new.t"
+		timed "$tmp/new.folded" "$LJSNAP" report -f folded "${ropts[@]}" "$tmp/lj.ljsnap" >> "$tmp/new.t"
 		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "$tmp/lj.ljsnap" >> "$tmp/old.t"
 	done
 	med() { sort -n -k"$2" "$1" | awk -v k="$2" 'NR == 2 { print $k }'; }

@@ -19,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/cmds.h"
 #include "daemon/embed.h"
 #include "daemon/numarg.h"
 #include "daemon/report_proc.h"
+#include "daemon/report_read.h"
 #include "formats/capture/snapfile.h"
 #include "formats/output/aggregate.h"
 #include "formats/output/output.h"
@@ -47,6 +49,7 @@ struct report_opts {
 	unsigned stack_flags;	/* LJS_PIPE_* */
 	int by_trace;		/* text: a table of samples per JIT trace */
 	int per_thread;		/* speedscope: a profile per thread */
+	unsigned threads;	/* 2: samples read ahead by a thread (report_read.h) */
 	struct buildid_opts files;	/* where the recorded files are looked up */
 };
 
@@ -66,7 +69,7 @@ static void usage(FILE *out)
 		"usage: ljsnap report [-f FORMAT] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
 		"                     [--by-trace] [--per-thread] [--callsite-names]\n"
-		"                     [--sysroot DIR] [--debug-dir DIRS] FILE\n"
+		"                     [--sysroot DIR] [--debug-dir DIRS] [--threads N] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as a text\n"
 		"summary (top functions, VM states, how completely the stacks were unwound),\n"
@@ -94,6 +97,9 @@ static void usage(FILE *out)
 		"                       recording machine's files) instead of under /\n"
 		"      --debug-dir DIRS colon-separated debug file roots (default /usr/lib/debug,\n"
 		"                       under the sysroot)\n"
+		"      --threads N      1: read the file in the same thread as the stacks are\n"
+		"                       rebuilt; 2: read ahead in a second thread (default 2\n"
+		"                       with more than one CPU online); the output is the same\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Stacks run from the process name (the root) through native frames (unwound\n"
@@ -136,6 +142,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "debug-dir", required_argument, NULL, 10 },
 		{ "per-thread", no_argument, NULL, 11 },
 		{ "callsite-names", no_argument, NULL, 12 },
+		{ "threads", required_argument, NULL, 13 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -146,6 +153,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	o->threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -216,6 +224,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			break;
 		case 12:
 			o->stack_flags |= LJS_PIPE_CALLSITE;
+			break;
+		case 13:
+			if (numarg__u64(optarg, 1, 2, &v)) {
+				fprintf(stderr, "ljsnap report: --threads wants 1 or 2, got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->threads = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -400,7 +416,7 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	static const struct ljs_proc none;
 	const struct ljs_proc *rp = &none;
 	struct memtable_src msrc;
-	struct memsrc sm;
+	struct memsrc_sample sm;
 	const char *comm;
 	int err;
 
@@ -421,8 +437,8 @@ static int sample__add(struct walkctx *c, const struct ljs_sample *s, uint64_t o
 	if (s->time_ns > c->last_ns)
 		c->last_ns = s->time_ns;
 	memtable__memsrc(&msrc, c->mt, s->pid, s->time_ns, NULL);
-	memsrc__init_sample(&sm, s, &msrc.ms);
-	err = ljs_pipe__sample(c->pipe, rp, s, &sm, comm, &c->po);
+	memsrc__init_sample_list(&sm, s, &msrc.ms);
+	err = ljs_pipe__sample(c->pipe, rp, s, &sm.ms, comm, &c->po);
 	if (!err && c->po.has_trace)
 		err = agg__trace(c->agg, &c->po.trace);
 	if (!err) {
@@ -443,28 +459,27 @@ static void note_missing(void *arg, const char *line)
 /* Walk every selected sample.  0 or negative errno (message printed). */
 static int walk_all(struct walkctx *c, struct notes *nt)
 {
-	struct snapfile_reader *r;
-	struct snapfile_rec rec;
+	struct report_reader *r;
+	const struct ljs_sample *s;
+	const char *msg;
+	uint64_t offset;
 	int err = 0, ret;
 
-	r = snapfile_reader__open(c->o->file, &err);
+	r = report_reader__open(c->o->file, c->o->threads, &err);
 	if (!r) {
 		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
 		return err;
 	}
-	/* Everything but samples was read (and checked) by the first pass. */
-	snapfile_reader__skip_kinds(r, ~(1u << SNAPFILE_REC_SAMPLE));
-	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
-		if (ret < 0) {
-			notes__add(nt, "%s", snapfile_reader__error(r));
+	while ((ret = report_reader__next(r, &s, &offset, &msg)) != 0) {
+		if (ret == -1) {
+			notes__add(nt, "%s", msg);
 			continue;
 		}
-		if (rec.kind != SNAPFILE_REC_SAMPLE)
-			continue;
-		if ((c->o->has_pid && rec.sample.pid != c->o->pid) ||
-		    (c->o->has_tid && rec.sample.tid != c->o->tid))
-			continue;
-		err = sample__add(c, &rec.sample, rec.offset);
+		if (ret < 0 ||
+		    ((c->o->has_pid && s->pid != c->o->pid) || (c->o->has_tid && s->tid != c->o->tid)))
+			err = ret < 0 ? ret : 0;
+		else
+			err = sample__add(c, s, offset);
 		if (err) {
 			fprintf(stderr, "ljsnap report: out of memory after %" PRIu64 " samples\n",
 				agg__total(c->agg));
@@ -492,7 +507,7 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 	}
 	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->pipe));
 	{
-		const struct snapfile_header *h = snapfile_reader__header(r);
+		const struct snapfile_header *h = report_reader__header(r);
 		struct agg_time t = {
 			.start_ns = snapfile_header__wall_ns(h, c->first_ns ? c->first_ns : h->mono_ns),
 			.duration_ns = c->last_ns - c->first_ns,
@@ -501,7 +516,7 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 
 		agg__set_time(c->agg, &t);
 	}
-	snapfile_reader__close(r);
+	report_reader__close(r);
 	return err;
 }
 

@@ -7,6 +7,7 @@
  * several of its windows (the main lua_State sits right before g, so the L
  * and g windows can touch), but the chain never mixes bytes of two sources.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -46,37 +47,33 @@ int memsrc__u8(const struct memsrc *ms, uint64_t addr, uint8_t *v)
 /* Read a little-endian u16. */
 int memsrc__u16(const struct memsrc *ms, uint64_t addr, uint16_t *v)
 {
-	uint8_t b[2];
-	int err = memsrc__read(ms, addr, b, sizeof(b));
+	uint16_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
 	if (err == 0)
-		*v = (uint16_t)(b[0] | (uint16_t)b[1] << 8);
+		*v = le16toh(x);
 	return err;
 }
 
 /* Read a little-endian u32. */
 int memsrc__u32(const struct memsrc *ms, uint64_t addr, uint32_t *v)
 {
-	uint8_t b[4];
-	int err = memsrc__read(ms, addr, b, sizeof(b));
+	uint32_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
 	if (err == 0)
-		*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-		     (uint32_t)b[3] << 24;
+		*v = le32toh(x);
 	return err;
 }
 
 /* Read a little-endian u64. */
 int memsrc__u64(const struct memsrc *ms, uint64_t addr, uint64_t *v)
 {
-	uint8_t b[8];
-	int err = memsrc__read(ms, addr, b, sizeof(b)), i;
+	uint64_t x;
+	int err = memsrc__read(ms, addr, &x, sizeof(x));
 
-	if (err == 0) {
-		*v = 0;
-		for (i = 7; i >= 0; i--)
-			*v = *v << 8 | b[i];
-	}
+	if (err == 0)
+		*v = le64toh(x);
 	return err;
 }
 
@@ -152,10 +149,28 @@ static int sample__read(const struct memsrc *ms, uint64_t addr, void *buf, size_
 	const struct ljs_sample *s = ms->ctx;
 	size_t n;
 
+	size_t i;
+
 	if (!s)
 		return -EFAULT;
 	n = s->nsec < LJS_SAMPLE_MAX_SECS ? s->nsec : LJS_SAMPLE_MAX_SECS;
-	return windows__copy(s, n, sample__win, addr, buf, len);
+	/* Nearly every read lies in one section or in none: the first section
+	 * holding all of it is what windows__copy would copy too (it stops at
+	 * the first window that covers the rest), and with no section holding
+	 * its first byte it fails at once. */
+	for (i = 0; i < n; i++) {
+		const struct ljs_section *sec = &s->sec[i];
+		uint64_t off = addr - sec->addr;	/* wraps when addr is below */
+
+		if (off >= sec->len || sec->kind == LJS_SEC_KSTACK || sec->addr == 0 ||
+		    !sec->data || sec->addr + sec->len < sec->addr)
+			continue;
+		if (sec->len - off < len)
+			return windows__copy(s, n, sample__win, addr, buf, len);
+		memcpy(buf, sec->data + off, len);
+		return 0;
+	}
+	return -EFAULT;
 }
 
 /* A source over the byte windows of one sample (every section with addr). */
@@ -165,6 +180,54 @@ void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
 	ms->read = sample__read;
 	ms->ctx = (void *)s;
 	ms->next = next;
+}
+
+/* memsrc read callback over a sample's listed sections: sample__read's
+ * loop, the sections that cannot answer left out beforehand. */
+static int list__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
+{
+	const struct memsrc_sample *m = ms->ctx;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		const struct memsrc_window_ *w = &m->w[i];
+		uint64_t off = addr - w->addr;	/* wraps when addr is below */
+
+		if (off >= w->len)
+			continue;
+		if (w->len - off < len)
+			return windows__copy(m->s, m->s->nsec < LJS_SAMPLE_MAX_SECS ?
+					     m->s->nsec : LJS_SAMPLE_MAX_SECS,
+					     sample__win, addr, buf, len);
+		memcpy(buf, w->data + off, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/* A sample source with its answering sections listed once. */
+void memsrc__init_sample_list(struct memsrc_sample *m, const struct ljs_sample *s,
+			      const struct memsrc *next)
+{
+	size_t i, n = s ? (s->nsec < LJS_SAMPLE_MAX_SECS ? s->nsec : LJS_SAMPLE_MAX_SECS) : 0;
+
+	_Static_assert(MEMSRC_SAMPLE_MAX_WINS >= LJS_SAMPLE_MAX_SECS, "memsrc_sample too small");
+	m->ms.read = list__read;
+	m->ms.ctx = m;
+	m->ms.next = next;
+	m->s = s;
+	m->n = 0;
+	for (i = 0; i < n; i++) {
+		const struct ljs_section *sec = &s->sec[i];
+
+		if (sec->len == 0 || sec->kind == LJS_SEC_KSTACK || sec->addr == 0 || !sec->data ||
+		    sec->addr + sec->len < sec->addr)
+			continue;
+		m->w[m->n].addr = sec->addr;
+		m->w[m->n].len = sec->len;
+		m->w[m->n].data = sec->data;
+		m->n++;
+	}
 }
 
 /* -- Flat window source ---------------------------------------------------- */

@@ -37,6 +37,22 @@ int memsrc__u64(const struct memsrc *ms, uint64_t addr, uint64_t *v);
 void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
 			 const struct memsrc *next);
 
+/* The same source as memsrc__init_sample, for a sample read many times: the
+ * sections that can answer are listed once, at init (ms is the source to
+ * use; the struct must outlive it). */
+#define MEMSRC_SAMPLE_MAX_WINS	32	/* LJS_SAMPLE_MAX_SECS */
+struct memsrc_sample {
+	struct memsrc ms;
+	const struct ljs_sample *s;
+	size_t n;
+	struct memsrc_window_ {
+		uint64_t addr, len;
+		const uint8_t *data;
+	} w[MEMSRC_SAMPLE_MAX_WINS];
+};
+void memsrc__init_sample_list(struct memsrc_sample *m, const struct ljs_sample *s,
+			      const struct memsrc *next);
+
 /* A source over a flat list of windows (for tests and the memory table). */
 struct memsrc_window {
 	uint64_t addr;

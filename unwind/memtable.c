@@ -26,6 +26,8 @@
 #define MT_PENDING_MAX	64		/* unsorted tail merged beyond this, */
 #define MT_QUIET_READS	64		/* or after this many lookups without an add */
 #define MT_MAX_ENTS	(UINT32_MAX - 1)
+#define MT_MEMO		4096		/* lookups remembered across samples (a power of 2) */
+#define MT_MEMO_K	6		/* ranges a remembered lookup may overlap */
 
 struct mt_ent {
 	struct memtable_entry e;
@@ -51,6 +53,28 @@ struct mt_pid {
 	uint32_t quiet;			/* lookups since the last add */
 };
 
+/*
+ * A read that overlaps at most MT_MEMO_K ranges of its pid, each of one
+ * version, with no recent addition waiting in the tail: the entries a
+ * lookup considers are then the same at every time, and are remembered in
+ * the order look__pass offers them, so that the next lookup of the read
+ * ranks just those (the same steps, without the searches).  The outcome
+ * of those steps depends on the time only through the rank of each entry
+ * (the tie-break keys of a rank are the entry's own numbers), so the last
+ * outcome is kept with the ranks it was found for.  Valid while the
+ * table's epoch is unchanged (every add starts a new one).
+ */
+struct mt_memo {
+	uint64_t addr, len;
+	uint64_t epoch;			/* 0: empty */
+	uint32_t pid;
+	uint32_t n;			/* entries in ent */
+	uint32_t ent[MT_MEMO_K];	/* indexes into ents */
+	uint8_t rank[MT_MEMO_K];	/* the ranks of the last outcome (0-3), */
+	uint8_t have_out;		/* when there is one: */
+	uint32_t out;			/* its entry, or UINT32_MAX for none */
+};
+
 struct mt_blk {
 	struct mt_blk *next;
 	size_t used, size;
@@ -66,6 +90,8 @@ struct memtable {
 	uint32_t *tmp;			/* merge buffer */
 	size_t tmpcap;
 	uint64_t slack_ns;		/* see memtable__set_slack */
+	struct mt_memo *memo;		/* MT_MEMO slots, allocated by the first lookup */
+	uint64_t epoch;
 };
 
 /* -- Allocation ------------------------------------------------------------ */
@@ -103,6 +129,7 @@ void memtable__delete(struct memtable *t)
 	intmap__exit(&t->pids);
 	free(t->ents);
 	free(t->tmp);
+	free(t->memo);
 	free(t);
 }
 
@@ -202,6 +229,7 @@ static long mt__append(struct memtable *t, const struct memtable_entry *e, const
 	ne->owned = owned;
 	p->idx[p->n++] = (uint32_t)t->n;
 	p->quiet = 0;
+	t->epoch++;
 	t->bytes += e->len;
 	return (long)t->n++;
 }
@@ -396,6 +424,9 @@ struct look {
 	uint64_t addr, end, time_ns, slack;
 	struct best all, cov;
 	int pass, conflict;
+	size_t nranges;			/* pass 0: sorted runs overlapping the read, */
+	uint32_t ent[MT_MEMO_K];	/* their only versions, in order, */
+	int multi;			/* unless one had several */
 };
 
 /* The version of a run that answers at time t (see memtable.h), or none. */
@@ -508,6 +539,10 @@ static void look__pass(const struct memtable *t, const struct mt_pid *p, struct 
 
 		if (r->end <= lk->addr)
 			continue;
+		if (lk->nranges < MT_MEMO_K)
+			lk->ent[lk->nranges] = p->idx[r->start];
+		lk->nranges++;
+		lk->multi |= r->n != 1;
 		b = run__best(t, p, r, lk->time_ns, lk->slack);
 		if (tail)
 			tail__offer(t, p, r->addr, r->end, &b, lk->time_ns, lk->slack);
@@ -527,15 +562,93 @@ static void look__pass(const struct memtable *t, const struct mt_pid *p, struct 
 	}
 }
 
+/* The memo slot of a read. */
+static struct mt_memo *memo__slot(struct memtable *t, uint32_t pid, uint64_t addr, uint64_t len)
+{
+	uint64_t h = (addr ^ (addr >> 13) ^ (len << 7) ^ ((uint64_t)pid << 3)) * 0x9e3779b97f4a7c15ull;
+
+	if (!t->memo && !(t->memo = calloc(MT_MEMO, sizeof(*t->memo))))
+		return NULL;
+	return &t->memo[h >> 52 & (MT_MEMO - 1)];
+}
+
+/* Remember the entries a lookup considered (see struct mt_memo). */
+static void memo__fill(struct memtable *t, const struct mt_pid *p, const struct look *lk,
+		       struct mt_memo *m, uint32_t pid)
+{
+	if (!m || p->nsorted != p->n || lk->nranges > MT_MEMO_K || lk->multi)
+		return;
+	memcpy(m->ent, lk->ent, lk->nranges * sizeof(m->ent[0]));
+	m->n = (uint32_t)lk->nranges;
+	m->addr = lk->addr;
+	m->len = lk->end - lk->addr;
+	m->pid = pid;
+	m->have_out = 0;
+	m->epoch = t->epoch + 1;	/* 0 stays "empty" */
+}
+
+/* The ranks of a memo's entries at time t: 1 when they are the ranks of
+ * its last outcome, else 0 (and rank filled for the next one). */
+static int memo__same_ranks(const struct memtable *t, const struct mt_memo *m, uint64_t time_ns,
+			    uint8_t *rank)
+{
+	uint64_t k1, k2;
+	uint32_t i;
+	int same = m->have_out;
+
+	for (i = 0; i < m->n; i++) {
+		rank[i] = (uint8_t)ent__rank(&t->ents[m->ent[i]].e, time_ns, t->slack_ns, &k1, &k2);
+		same &= rank[i] == m->rank[i];
+	}
+	return same;
+}
+
+/* look__pass over the remembered entries of a read. */
+static void memo__pass(const struct memtable *t, const struct mt_memo *m, struct look *lk)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->n; i++) {
+		struct best b = { 0 };
+
+		best__offer(&b, &t->ents[m->ent[i]], lk->time_ns, lk->slack);
+		look__range(lk, &b);
+	}
+}
+
 /* The entry that answers a read (see memtable.h). */
 const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, uint64_t addr,
 					      uint64_t len, uint64_t time_ns)
 {
 	struct look lk;
 	struct mt_pid *p;
+	struct mt_memo *m;
 
 	if (!t || len == 0 || addr + len < addr)
 		return NULL;
+	/* A remembered read: its pid has entries and no tail (an add since
+	 * would have started a new epoch), so nothing below applies first. */
+	m = memo__slot(t, pid, addr, len);
+	if (m && m->epoch == t->epoch + 1 && m->addr == addr && m->len == len && m->pid == pid) {
+		uint8_t rank[MT_MEMO_K];
+
+		if (memo__same_ranks(t, m, time_ns, rank))
+			return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
+		memset(&lk, 0, sizeof(lk));
+		lk.addr = addr;
+		lk.end = addr + len;
+		lk.time_ns = time_ns;
+		lk.slack = t->slack_ns;
+		memo__pass(t, m, &lk);
+		if (lk.cov.me && lk.all.me != lk.cov.me) {
+			lk.pass = 1;
+			memo__pass(t, m, &lk);
+		}
+		memcpy(m->rank, rank, sizeof(rank));
+		m->have_out = 1;
+		m->out = !lk.cov.me || lk.conflict ? UINT32_MAX : (uint32_t)(lk.cov.me - t->ents);
+		return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
+	}
 	p = pid__find(t, pid);
 	if (!p || p->n == 0)
 		return NULL;
@@ -548,6 +661,7 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	lk.time_ns = time_ns;
 	lk.slack = t->slack_ns;
 	look__pass(t, p, &lk);
+	memo__fill(t, p, &lk, m, pid);
 	if (!lk.cov.me)
 		return NULL;
 	/* Answers of other ranges ranked above ours must agree on the bytes. */

@@ -28,7 +28,9 @@
  *
  * A pure library: no syscalls, no globals.  A lookup costs O(log n) plus
  * the number of distinct ranges overlapping the read: versions of one range
- * (same addr and len) are found by binary search on time.
+ * (same addr and len) are found by binary search on time.  A read whose
+ * overlapping ranges (at most six) have one version each is remembered by
+ * the table until the next add: its next lookup only ranks those entries.
  */
 #ifndef LJSNAP_MEMTABLE_H
 #define LJSNAP_MEMTABLE_H

@@ -134,25 +134,35 @@ const Dwfl_Thread_Callbacks native__thread_cb = {
 };
 
 /* Read a word: the stack copy first, then the caller's memory source. */
-static bool native__mem_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+int native__read_word(struct native_unw *u, uint64_t addr, uint64_t *result)
 {
-	struct native_unw *u = arg;
 	struct native_walk *w = &u->w;
 	uint64_t v;
 
-	(void)dwfl;
 	if (addr >= w->stk_lo && addr < w->stk_hi && w->stk_hi - addr >= 8) {
 		memcpy(result, w->stk + (addr - w->stk_lo), 8);
-		return true;
+		return 0;
 	}
 	if (w->o->mem && memsrc__read(w->o->mem, addr, &v, 8) == 0) {
 		*result = v;
-		return true;
+		return 0;
 	}
 	w->faulted = 1;
 	w->fault_addr = addr;
 	w->fault_beyond |= addr + 8 > w->stk_hi && addr < w->beyond_hi && addr >= w->stk_lo;
-	return false;
+	return -1;
+}
+
+/* libdw's memory callback. */
+static bool native__mem_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	uint64_t v;
+
+	(void)dwfl;
+	if (native__read_word(arg, addr, &v) != 0)
+		return false;
+	*result = v;
+	return true;
 }
 
 /* Hand libdw the registers the current segment starts from. */
@@ -228,7 +238,7 @@ static int native__read_frame(struct native_walk *w, Dwfl_Frame *state, struct n
 }
 
 /* Stop the walk from inside the frame callback. */
-static int native__stop(struct native_walk *w, enum native_end why)
+int native__frame_stop(struct native_walk *w, enum native_end why)
 {
 	w->end = why;
 	return NATIVE_CB_STOP;
@@ -242,47 +252,55 @@ static int native__on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct native_unw *u = arg;
 	struct native_walk *w = &u->w;
-	const struct native_smap *m;
 	struct native_frame f;
-	int first = w->seg_frames == 0, same = first && w->resume_same, in_mod;
 
 	/* A read above the copy while stepping here: whatever libdw then made of
 	 * it (frame pointers) is not this frame; the copy was too short. */
-	if (!first && w->fault_beyond)
-		return native__stop(w, NATIVE_END_TRUNCATED);
+	if (w->seg_frames && w->fault_beyond)
+		return native__frame_stop(w, NATIVE_END_TRUNCATED);
 	w->faulted = 0;
 	w->fault_beyond = 0;
 	if (native__read_frame(w, state, &f) != 0)
-		return native__stop(w, NATIVE_END_NO_INFO);
+		return native__frame_stop(w, NATIVE_END_NO_INFO);
+	return native__frame_check(u, &f);
+}
+
+/* Check and record a frame (see native_int.h). */
+int native__frame_check(struct native_unw *u, struct native_frame *fp)
+{
+	struct native_walk *w = &u->w;
+	const struct native_smap *m;
+	int first = w->seg_frames == 0, same = first && w->resume_same, in_mod;
+
 	w->seg_frames++;
-	if (f.pc == 0)
-		return native__stop(w, NATIVE_END_RA_ZERO);
+	if (fp->pc == 0)
+		return native__frame_stop(w, NATIVE_END_RA_ZERO);
 	/* No code lives in the first page or above the user half of the
 	 * address space (57 bits with 5-level paging): a caller's pc there is
 	 * garbage read where the stack holds none, whoever stepped to it. */
-	if (u->nframes && (f.pc < 4096 || f.pc >= (1ull << 56)))
-		return native__stop(w, NATIVE_END_BAD_PC);
-	if (!same && u->nframes && f.sp <= u->frames[u->nframes - 1].sp)
-		return native__stop(w, NATIVE_END_BAD_SP);
-	m = native_space__find(w->sp, f.activation ? f.pc : f.pc - 1);
-	f.map = m ? (int)m->idx : -1;
-	f.map_flags = m ? m->flags : 0;
+	if (u->nframes && (fp->pc < 4096 || fp->pc >= (1ull << 56)))
+		return native__frame_stop(w, NATIVE_END_BAD_PC);
+	if (!same && u->nframes && fp->sp <= u->frames[u->nframes - 1].sp)
+		return native__frame_stop(w, NATIVE_END_BAD_SP);
+	m = native_space__find(w->sp, fp->activation ? fp->pc : fp->pc - 1);
+	fp->map = m ? (int)m->idx : -1;
+	fp->map_flags = m ? m->flags : 0;
 	in_mod = m && m->has_mod && (m->flags & NATIVE_MAP_EXEC);
-	f.in_module = (uint8_t)in_mod;
+	fp->in_module = (uint8_t)in_mod;
 	/* A caller's pc outside every executable mapping is garbage (the sampled
 	 * pc is real even then: code mapped after the mappings were read). */
 	if (!same && u->nframes && w->sp->n && !(m && (m->flags & NATIVE_MAP_EXEC)) &&
 	    !(w->o->step_unknown && !in_mod))
-		return native__stop(w, NATIVE_END_BAD_PC);
+		return native__frame_stop(w, NATIVE_END_BAD_PC);
 	if (!same) {
 		if (u->nframes >= w->max_frames)
-			return native__stop(w, NATIVE_END_LIMIT);
-		if (native__push(u, &f) != 0)
-			return native__stop(w, NATIVE_END_ERROR);
+			return native__frame_stop(w, NATIVE_END_LIMIT);
+		if (native__push(u, fp) != 0)
+			return native__frame_stop(w, NATIVE_END_ERROR);
 	}
 	w->prev_in_mod = (uint8_t)in_mod;
 	if (w->o->step_unknown && !(first && w->skip_hook) &&
-	    (!in_mod || (f.pc >= w->o->hook_lo && f.pc < w->o->hook_hi)))
+	    (!in_mod || (fp->pc >= w->o->hook_lo && fp->pc < w->o->hook_hi)))
 		return NATIVE_CB_HOOK;
 	return DWARF_CB_OK;
 }
@@ -388,6 +406,41 @@ static enum native_end native__classify(struct native_unw *u, int rc)
 	return NATIVE_END_RA_ZERO;
 }
 
+/* The segments of one walk, each run by libdw or, with fast, by the cached
+ * rules: 0, or NATIVE_FAST_BAIL when the cached rules cannot do it. */
+static int native__walk(struct native_unw *u, int fast)
+{
+	struct native_walk *w = &u->w;
+	unsigned seg;
+	int rc = 0;
+
+	for (seg = 0; seg < NATIVE_MAX_SEGMENTS; seg++) {
+		w->seg_frames = 0;
+		w->end = NATIVE_END_NONE;
+		w->faulted = 0;
+		w->fault_beyond = 0;
+		if (!fast)
+			rc = dwfl_getthread_frames(w->sp->dwfl, 1, native__on_frame, u);
+		else if (native_fast__segment(u, &rc) == NATIVE_FAST_BAIL)
+			return NATIVE_FAST_BAIL;
+		if (seg)
+			u->st.restarts++;
+		if (rc != NATIVE_CB_HOOK)
+			break;
+		if (native__hook(u) != 0 || (fast && w->probe_unknown && w->resume_same))
+			break;
+	}
+	if (fast && w->probe_unknown && rc == NATIVE_CB_HOOK)
+		return NATIVE_FAST_BAIL;	/* the hook did not step that frame: libdw would */
+	if (seg == NATIVE_MAX_SEGMENTS)
+		w->end = NATIVE_END_LIMIT;
+	else if (w->end == NATIVE_END_NONE)
+		w->end = native__classify(u, rc);
+	if (fast && (w->end == NATIVE_END_NO_INFO || w->end == NATIVE_END_ERROR))
+		return NATIVE_FAST_BAIL;	/* libdw's message goes with these */
+	return 0;
+}
+
 /* Unwind one stack (see native.h). */
 int native__unwind(struct native_unw *u, const struct native_maps *m, const struct ljs_regs *regs,
 		   const struct ljs_section *ustack, const struct native_opts *o,
@@ -396,8 +449,8 @@ int native__unwind(struct native_unw *u, const struct native_maps *m, const stru
 	static const struct native_opts defaults;
 	struct native_walk *w = &u->w;
 	struct native_space *s = NULL;
-	unsigned seg;
-	int err, rc = 0;
+	struct native_unw_stats st;
+	int err;
 
 	if (!u || !m || !out || (m->n && !m->v))
 		return -EINVAL;
@@ -415,23 +468,16 @@ int native__unwind(struct native_unw *u, const struct native_maps *m, const stru
 		return err;
 	native__walk_init(u, s, regs, ustack, o);
 	u->st.unwinds++;
-	for (seg = 0; seg < NATIVE_MAX_SEGMENTS; seg++) {
-		w->seg_frames = 0;
-		w->end = NATIVE_END_NONE;
-		w->faulted = 0;
-		w->fault_beyond = 0;
-		rc = dwfl_getthread_frames(s->dwfl, 1, native__on_frame, u);
-		if (seg)
-			u->st.restarts++;
-		if (rc != NATIVE_CB_HOOK)
-			break;
-		if (native__hook(u) != 0)
-			break;
+	st = u->st;
+	if (u->opts.no_rule_cache || native__walk(u, 1) == NATIVE_FAST_BAIL) {
+		if (!u->opts.no_rule_cache) {
+			u->st = st;
+			u->st.fast_bails++;
+			u->nframes = 0;
+			native__walk_init(u, s, regs, ustack, o);
+		}
+		native__walk(u, 0);
 	}
-	if (seg == NATIVE_MAX_SEGMENTS)
-		w->end = NATIVE_END_LIMIT;
-	else if (w->end == NATIVE_END_NONE)
-		w->end = native__classify(u, rc);
 	if (w->end == NATIVE_END_NO_INFO || w->end == NATIVE_END_ERROR)
 		out->msg = dwfl_errmsg(-1);
 	out->frames = u->frames;

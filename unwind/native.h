@@ -19,14 +19,16 @@
  * evicted.  Not thread-safe: one struct native_unw per thread.  The only
  * file access in unwind/ is libdw opening the files named by native_map.path.
  *
- * Why libdw and not a CFI interpreter of our own: it works (every case in
- * tests/unit/test_native.c, .eh_frame and .debug_frame), and it is fast
- * enough: 1.1-1.6 us per frame, i.e. 40,000-57,000 samples/s on a 90,000
- * sample capture of luajit + xz with 16.7 frames per sample (bench_native),
- * about 120,000 samples/s on 7-frame stacks.  Most of that time is libdw's
- * own (re-running the CIE/FDE programs and evaluating every register per
- * frame, a few mallocs per frame); a hand-written interpreter with a per-pc
- * rule cache would be faster, but 100,000 samples cost ~2.5 s today.
+ * libdw finds the CFI; it does not step every frame.  Its own step re-runs
+ * the CIE/FDE programs and evaluates every register's rule as a DWARF
+ * expression, with a few mallocs, for every frame (1.1-1.6 us per frame).
+ * So the row of each pc is asked of libdw once and kept in the address
+ * space as a compact rule (native_cfi.c), and the walk steps frames with
+ * those rules in libdw's own order of reads and checks (native_fast.c).
+ * A sample that needs more (libdw's frame-pointer step at a pc without
+ * CFI, a CFI expression the rule does not keep, libdw's error message) is
+ * unwound again by libdw itself, so the frames are the same either way
+ * (native_unw_opts.no_rule_cache turns the rules off).
  *
  * tests/native/bench_native.c shows the wiring for `ljsnap report`: an
  * objcache, a symbolizer and a native_unw per report, a procmap per PROCESS
@@ -160,6 +162,8 @@ struct native_unw_opts {
 	uint32_t max_spaces;		/* open Dwfl address spaces kept; 0 = 32 */
 	int debuginfo;			/* 1: let libdw look for separate debug files
 					 * (.debug_frame); 0 (default): only the mapped files */
+	int no_rule_cache;		/* 1: every step by libdw itself, no CFI rules
+					 * cached per pc (native_cfi.c; for comparisons) */
 };
 
 /* Counters over the life of the unwinder. */
@@ -168,6 +172,7 @@ struct native_unw_stats {
 	uint64_t end[NATIVE_END__MAX];
 	uint64_t spaces_created, spaces_evicted;
 	uint64_t modules_reported, modules_failed;	/* dwfl_report_elf results */
+	uint64_t fast_bails;		/* unwinds the cached rules left to libdw */
 };
 
 struct native_unw;

@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "symtab/intmap.h"
 #include "unwind/native.h"
 
 #define NATIVE_MAX_SPACES	32
@@ -28,6 +29,31 @@ struct native_smap {
 	uint8_t has_mod;	/* libdw has a module for it */
 };
 
+/* The CFI row of one lookup pc as libdw gives it (native_cfi.c). */
+enum native_rule_status {
+	NATIVE_RULE_NONE = 0,	/* no module or no CFI there: libdw's frame-pointer step */
+	NATIVE_RULE_COMPLEX,	/* CFI in a form the rule does not keep: libdw steps */
+	NATIVE_RULE_OK,		/* cfa_reg/cfa_off and kind/arg/reg describe the row */
+};
+enum native_rule_kind {
+	NATIVE_RULE_UNDEF = 0,	/* undefined */
+	NATIVE_RULE_SAME,	/* same value */
+	NATIVE_RULE_AT_CFA,	/* saved at CFA + arg */
+	NATIVE_RULE_CFA,	/* the value CFA + arg */
+	NATIVE_RULE_REG,	/* the value of register reg + arg */
+};
+struct native_rule {
+	int64_t cfa_off;
+	int64_t arg[NATIVE_NREGS];
+	uint8_t kind[NATIVE_NREGS];
+	uint8_t reg[NATIVE_NREGS];
+	uint32_t live;		/* bit i: kind[i] is not NATIVE_RULE_UNDEF */
+	uint8_t status;		/* enum native_rule_status */
+	uint8_t cfa_reg;
+	uint8_t signal;		/* the CIE marks a signal frame */
+	uint8_t ra_undef;	/* the return address is undefined (outermost frame) */
+};
+
 /* One Dwfl over one mapping set. */
 struct native_space {
 	uint64_t key;
@@ -39,6 +65,9 @@ struct native_space {
 	const struct native_map *last_v;	/* the caller's array last seen equal */
 	unsigned char ehdr[sizeof(Elf64_Ehdr)];
 	uint64_t last_used;
+	struct intmap rule_idx;		/* lookup pc -> index into rules */
+	struct native_rule *rules;
+	size_t nrules, rules_cap;
 };
 
 /* State of the unwind in progress (the Dwfl callbacks' argument is the unwinder). */
@@ -63,6 +92,8 @@ struct native_walk {
 	uint64_t fault_addr;
 	int fault_beyond;		/* last failed read was above the copy */
 	int faulted;
+	int probe_unknown;		/* the fast walk asked for the step from a pc
+					 * libdw steps by frame pointers (native_fast.c) */
 };
 
 struct native_unw {
@@ -89,6 +120,27 @@ void native_space__delete(struct native_space *s);
 const struct native_smap *native_space__find(const struct native_space *s, uint64_t addr);
 
 /* Does the CFI of f's pc say that frame has no caller? */
-int native__outermost(const struct native_space *s, const struct native_frame *f);
+int native__outermost(struct native_space *s, const struct native_frame *f);
+
+/* The cached CFI row of a lookup pc (native_cfi.c); NULL on -ENOMEM.  Valid
+ * until the next call. */
+const struct native_rule *native_space__rule(struct native_space *s, uint64_t pc);
+
+/* Read a word for the walk: the stack copy, then the caller's memory source;
+ * a failure is noted in u->w (faulted, fault_addr, fault_beyond).  0 or -1. */
+int native__read_word(struct native_unw *u, uint64_t addr, uint64_t *v);
+
+/* End the walk from a frame callback with why: NATIVE_CB_STOP. */
+int native__frame_stop(struct native_walk *w, enum native_end why);
+
+/* Check and record a frame read from the walk (native__on_frame's second
+ * half): DWARF_CB_OK, NATIVE_CB_STOP or NATIVE_CB_HOOK. */
+int native__frame_check(struct native_unw *u, struct native_frame *f);
+
+/* Run one segment with the cached rules instead of libdw (native_fast.c):
+ * 0 with *rc as dwfl_getthread_frames would return it, or NATIVE_FAST_BAIL
+ * when some step needs libdw itself. */
+#define NATIVE_FAST_BAIL	1
+int native_fast__segment(struct native_unw *u, int *rc);
 
 #endif /* LJSNAP_UNWIND_NATIVE_INT_H */

@@ -79,6 +79,8 @@ void native_space__delete(struct native_space *s)
 		free(s->maps[i].path);
 	free(s->maps);
 	free(s->sorted);
+	intmap__exit(&s->rule_idx);
+	free(s->rules);
 	free(s);
 }
 
@@ -258,31 +260,3 @@ const struct native_smap *native_space__find(const struct native_space *s, uint6
 		return NULL;
 	return addr < s->maps[s->sorted[lo - 1]].end ? &s->maps[s->sorted[lo - 1]] : NULL;
 }
-
-/* Does the CFI of f's pc say it has no caller (return address undefined,
- * as glibc marks _start and the thread entry in clone)? */
-int native__outermost(const struct native_space *s, const struct native_frame *f)
-{
-	uint64_t pc = f->activation ? f->pc : f->pc - 1;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	Dwarf_Op mem[3], *ops = NULL;
-	Dwarf_Frame *frame = NULL;
-	Dwarf_CFI *cfi;
-	Dwarf_Addr bias = 0;
-	size_t nops = 1;
-	int undef = 0;
-
-	if (!mod)
-		return 0;
-	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
-			return 0;
-	}
-	if (dwarf_frame_register(frame, NATIVE_RIP, mem, &ops, &nops) == 0)
-		undef = nops == 0 && ops == mem;
-	free(frame);
-	return undef;
-}
-

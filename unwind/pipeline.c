@@ -219,12 +219,20 @@ static int native_name(const struct ljs_pipe *r, const char *func, const struct 
 	const char *file = ln && ln->file ? strrchr(ln->file, '/') : NULL;
 	int n;
 
+	size_t a, b;
+
 	file = file ? file + 1 : ln ? ln->file : NULL;
-	if ((r->flags & LJS_PIPE_LINES) && file && ln->line > 0)
+	if ((r->flags & LJS_PIPE_LINES) && file && ln->line > 0) {
 		n = snprintf(buf, size, "%s %s:%d%s", func, file, ln->line, suffix);
-	else
-		n = snprintf(buf, size, "%s%s", func, suffix);
-	return n < 0 ? 0 : (size_t)n < size ? n : (int)size - 1;
+		return n < 0 ? 0 : (size_t)n < size ? n : (int)size - 1;
+	}
+	/* snprintf(buf, size, "%s%s", func, suffix), without the format engine */
+	a = strnlen(func, size - 1);
+	memcpy(buf, func, a);
+	b = strnlen(suffix, size - 1 - a);
+	memcpy(buf + a, suffix, b);
+	buf[a + b] = '\0';
+	return (int)(a + b);
 }
 
 /* Name a native frame: its symbol (after the functions inlined there, as

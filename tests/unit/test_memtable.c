@@ -476,13 +476,55 @@ static void test_speed(void)
 	for (i = 0; i < 200; i++)	/* neighbours, one version each */
 		if (add_fill(t, 1, 0x20000 + 256 * i, 64, 0, 0, 0, 1) < 0)
 			bad++;
+	/* The flat range gets a second version, so that its reads take the
+	 * search too rather than the memo of time-independent answers. */
+	if (add_fill(t, 1, 0x20000 + 256 * 50, 64, 0, 1, 1, 2) < 0)
+		bad++;
 	CHECK(bad == 0);
 	deep = time_reads(t, 0x10000, VERS, 1000, READS, &ok_deep);
 	flat = time_reads(t, 0x20000 + 256 * 50, 1, 1000, READS, &ok_flat);
 	CHECK(ok_deep == READS && ok_flat == READS);
-	printf("speed: %d reads of a range with %d versions in %.3f s, of a range with one "
-	       "version in %.3f s (%.1fx)\n", READS, VERS, deep, flat, deep / flat);
+	printf("speed: %d reads of a range with %d versions in %.3f s, of a range with two "
+	       "versions in %.3f s (%.1fx)\n", READS, VERS, deep, flat, deep / flat);
 	CHECK(deep < 30 * flat);
+	memtable__delete(t);
+}
+
+/* Answers remembered across reads (one range of one version, or none)
+ * still follow the time, the slack and every later add. */
+static void test_memo(void)
+{
+	struct memtable *t = memtable__new();
+
+	CHECK(read_fill(t, 1, 0x1000, 8, 100) == -1);
+	CHECK(add_fill(t, 1, 0x1000, 64, 7, 100, 200, 1) >= 0);
+	CHECK(read_fill(t, 1, 0x1000, 8, 50) == -1);	/* before its first sight */
+	CHECK(read_fill(t, 1, 0x1000, 8, 150) == 7);
+	CHECK(read_fill(t, 1, 0x1000, 8, 50) == -1);	/* remembered, still by time */
+	CHECK(read_fill(t, 1, 0x1000, 8, 900) == 7);
+	CHECK(read_fill(t, 1, 0x1030, 32, 150) == -1);	/* not covered */
+	CHECK(read_fill(t, 1, 0x1030, 32, 150) == -1);
+	memtable__set_slack(t, 60);
+	CHECK(read_fill(t, 1, 0x1000, 8, 50) == 7);	/* within the new slack */
+	memtable__set_slack(t, 0);
+	CHECK(add_fill(t, 1, 0x1000, 64, 9, 300, 400, 2) >= 0);
+	CHECK(read_fill(t, 1, 0x1000, 8, 350) == 9);	/* the add is seen */
+	CHECK(read_fill(t, 1, 0x1000, 8, 150) == 7);
+	CHECK(add_fill(t, 1, 0x1000, 16, 5, 500, 600, 3) >= 0);
+	CHECK(read_fill(t, 1, 0x1000, 8, 550) == 5);
+	memtable__delete(t);
+	/* Two ranges of one version each, different bytes: which answers, or
+	 * whether they conflict, changes with the time, read after read. */
+	t = memtable__new();
+	CHECK(add_fill(t, 1, 0x2000, 64, 1, 100, 200, 1) >= 0);
+	CHECK(add_fill(t, 1, 0x2000, 16, 2, 300, 400, 1) >= 0);
+	CHECK(read_fill(t, 1, 0x2000, 8, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2000, 8, 350) == 2);
+	CHECK(read_fill(t, 1, 0x2000, 8, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2008, 16, 350) == -1);	/* the newer bytes differ */
+	CHECK(read_fill(t, 1, 0x2008, 16, 150) == 1);
+	CHECK(read_fill(t, 1, 0x2008, 16, 350) == -1);
+	CHECK(read_fill(t, 1, 0x2000, 8, 50) == -1);
 	memtable__delete(t);
 }
 
@@ -497,6 +539,7 @@ int main(void)
 	test_add_errors();
 	test_memsrc();
 	test_oracle();
+	test_memo();
 	test_speed();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

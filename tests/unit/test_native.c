@@ -104,6 +104,7 @@ struct env {
 	struct ljs_proc proc;
 	struct procmap *pm;	/* proc.pm */
 	struct native_unw *u;
+	struct native_unw *ref;	/* libdw's own walk, no cached rules: the same frames */
 	struct symbolizer *sym;
 	struct memsrc files;
 };
@@ -111,11 +112,15 @@ struct env {
 /* Build the environment from the current maps. */
 static int env__init(struct env *e)
 {
+	struct native_unw_opts ro = { .no_rule_cache = 1 };
+
 	memset(e, 0, sizeof(*e));
 	e->oc = objcache__new(NULL);
 	e->u = native_unw__new(NULL);
+	e->ref = native_unw__new(&ro);
 	e->sym = symbolizer__new(NULL);
-	if (!e->oc || !e->u || !e->sym || ljs_proc__maps(&e->proc, e->oc, maps.v, maps.n) != 0)
+	if (!e->oc || !e->u || !e->ref || !e->sym ||
+	    ljs_proc__maps(&e->proc, e->oc, maps.v, maps.n) != 0)
 		return -1;
 	e->pm = e->proc.pm;
 	memsrc__init_procmap(&e->files, e->pm, NULL);
@@ -127,6 +132,7 @@ static void env__exit(struct env *e)
 {
 	symbolizer__delete(e->sym);
 	native_unw__delete(e->u);
+	native_unw__delete(e->ref);
 	ljs_proc__exit(&e->proc);
 	objcache__delete(e->oc);
 }
@@ -146,6 +152,34 @@ static struct ljs_section snap__section(const struct chain_snap *s, uint32_t len
 	return sec;
 }
 
+/* The cached-rule walk (native_fast.c) gives what libdw's own walk gives:
+ * every frame field, every valid register, the end and the fault. */
+static void same_as_libdw(struct env *e, const struct ljs_regs *regs,
+			  const struct ljs_section *sec, const struct native_opts *o,
+			  const struct native_stack *st)
+{
+	struct native_stack ref;
+	size_t i;
+	int k;
+
+	CHECKF(native__unwind(e->ref, &e->proc.nmaps, regs, sec, o, &ref) == 0, "libdw unwind");
+	CHECKF(ref.nframes == st->nframes && ref.end == st->end && ref.nhook == st->nhook &&
+	       ref.fault_addr == st->fault_addr, "libdw: %zu frames, end %s; rules: %zu, %s",
+	       ref.nframes, native_end__name(ref.end), st->nframes, native_end__name(st->end));
+	for (i = 0; i < ref.nframes && i < st->nframes; i++) {
+		const struct native_frame *a = &ref.frames[i], *b = &st->frames[i];
+		int same = a->pc == b->pc && a->sp == b->sp && a->cfa == b->cfa &&
+			   a->map == b->map && a->map_flags == b->map_flags && a->how == b->how &&
+			   a->activation == b->activation && a->in_module == b->in_module &&
+			   a->regs.valid == b->regs.valid;
+
+		for (k = 0; k < NATIVE_NREGS; k++)
+			same &= !((a->regs.valid >> k) & 1) || a->regs.r[k] == b->regs.r[k];
+		CHECKF(same, "frame %zu differs from libdw's (pc %#llx / %#llx)", i,
+		       (unsigned long long)a->pc, (unsigned long long)b->pc);
+	}
+}
+
 /* Unwind a snapshot (opts may be NULL). */
 static void unwind(struct env *e, const struct ljs_regs *regs, const struct ljs_section *sec,
 		   struct native_opts *o, struct native_stack *st)
@@ -157,6 +191,7 @@ static void unwind(struct env *e, const struct ljs_regs *regs, const struct ljs_
 		o = &def;
 	err = native__unwind(e->u, &e->proc.nmaps, regs, sec, o, st);
 	CHECKF(err == 0, "native__unwind: %s", strerror(-err));
+	same_as_libdw(e, regs, sec, o, st);
 }
 
 /* Symbol name of a frame ("" if none). */
