@@ -274,7 +274,7 @@ static void print_text(const struct dump *d, const char *comm, const char *build
 	printf("pid %u (%s): %s; %zu of %zu threads ran Lua during the dump", d->pid, comm, build,
 	       d->nt - nmem, d->ntasks);
 	if (nmem)
-		printf(", %zu Lua stack%s read from memory", nmem, nmem > 1 ? "s" : "");
+		printf(", %zu VM%s read from memory", nmem, nmem > 1 ? "s" : "");
 	printf("\n");
 	for (i = 0; i < d->nt; i++) {
 		const struct dump_thread *t = &d->t[i];
@@ -288,7 +288,8 @@ static void print_text(const struct dump *d, const char *comm, const char *build
 		       t->lua || t->idle ? (t->complete || t->idle ? "" : " (stack incomplete)")
 					 : " (no stack walked)",
 		       t->from_mem ? "; read from memory, without registers" : "");
-		printf("stack traceback:\n");
+		if (t->lua || !t->idle)
+			printf("stack traceback:\n");
 		for (p = t->lua; p && *p;) {
 			size_t n = strcspn(p, "\n");
 

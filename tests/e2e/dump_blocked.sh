@@ -8,7 +8,9 @@
 # stripped, as dump_luajit.sh does), below the C function's frame, marked as
 # read from memory, in text and --json.  Debian's luajit (GC64), a non-GC64
 # build, tarantool, and a host whose VM runs in a second thread
-# (tests/e2e/ljthreads.c: the owning thread is named).
+# (tests/e2e/ljthreads.c: the owning thread is named).  Then a host waiting
+# outside Lua after its script returned (tests/e2e/ljembed.c with
+# LJEMBED_IDLE): its VM is idle, with no Lua frames.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../variants/lib.sh"
 . "$(dirname "$0")/dump_lib.sh"
@@ -38,7 +40,7 @@ blocked_check() {
 		{ cat "$TMPD/$n.dumperr" >&2; fail "$n: ljsnap dump failed"; }
 	grep -q "^thread [0-9]* (${comm:-.*}): VM state: C code (not running Lua); read from memory, without registers\$" \
 		"$TMPD/$n.dump" || { cat "$TMPD/$n.dump" >&2; fail "$n: no thread read from memory in C code"; }
-	grep -q '^pid [0-9]* (.*): .*, 1 Lua stack read from memory$' "$TMPD/$n.dump" ||
+	grep -q '^pid [0-9]* (.*): .*, 1 VM read from memory$' "$TMPD/$n.dump" ||
 		{ cat "$TMPD/$n.dump" >&2; fail "$n: the summary does not count the stack read from memory"; }
 	awk -v c="${comm:-}" '/^thread / { sel = !done && (c == "" || index($0, "(" c "):")) }
 	     sel && /^stack traceback:/ { on = 1; next }
@@ -81,5 +83,19 @@ fi
 # the VM in a second thread: the dump names that thread
 start_blocked th-open open "$top_builddir/tests/e2e/ljthreads"
 blocked_check th-open "$BG_PID" "$TB" ljs-lua
+kill "$BG_PID"
+# a VM not inside Lua (L->cframe NULL): idle, no traceback
+start_bg idle env LJEMBED_IDLE=40 "$top_builddir/tests/e2e/ljembed" "$BLOCKED_LUA" /dev/null idle
+wait_for "$TMPD/idle.bg" '^idle' 10 || { cat "$TMPD/idle.bg" >&2; fail "idle: the host did not start"; }
+"$LJSNAP" dump "$BG_PID" > "$TMPD/idle.dump" || fail "idle: ljsnap dump failed"
+grep -qx "thread $BG_PID (ljembed): VM state: idle (not in Lua); read from memory, without registers" \
+	"$TMPD/idle.dump" && ! grep -q '^stack traceback:' "$TMPD/idle.dump" ||
+	{ cat "$TMPD/idle.dump" >&2; fail "idle: the VM outside Lua is not shown idle"; }
+"$LJSNAP" dump --json "$BG_PID" > "$TMPD/idle.json" || fail "idle: ljsnap dump --json failed"
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["threads"]
+assert len(t) == 1 and t[0]["from_memory"] and t[0]["vm"] == "idle (not in Lua)" and not t[0]["traceback"], t' \
+	"$TMPD/idle.json" || { cat "$TMPD/idle.json" >&2; fail "idle: --json does not say idle"; }
+note "idle: $(sed -n 3p "$TMPD/idle.dump")"
 kill "$BG_PID"
 exit 0

@@ -6,6 +6,7 @@
 --   MODE open: main chunk -> outer() -> inner() -> io.open(FIFO, "r"), which
 --              blocks in open(2) until a writer opens FIFO (none does)
 --   MODE ffi:  main chunk -> outer() -> waiter() -> ffi.C.sleep(60)
+--   MODE idle: print "ready" and return (the host then waits outside Lua)
 -- The traceback is written in the innermost Lua function just before the
 -- call, then "ready" is printed.
 local tbfile, mode, fifo = arg[1], arg[2], arg[3]
@@ -34,6 +35,7 @@ end
 
 local function outer()
   local r
+  if mode == "idle" then print("ready") return true end
   if mode == "ffi" then r = waiter(60) else r = inner(fifo) end
   return r
 end
