@@ -11,7 +11,11 @@
  * pipeline (unwind/pipeline.h) and the process's live memory.  The newest
  * complete walk of each thread is printed.  A thread that did not run
  * during the burst (blocked in epoll_wait, say) has no registers to walk
- * from: it is counted, not shown.
+ * from.  When it owns a VM, outside Lua code (in a C function called from
+ * Lua, or not in Lua at all), the VM's g is found from memory
+ * (dump_mem.c) and its cur_L, whose L->base and L->top are synced then
+ * (lj_obj.h, lj_state.c), is walked from memory alone: printed as read
+ * without registers.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,11 +29,13 @@
 #include "daemon/dump.h"
 #include "daemon/numarg.h"
 #include "daemon/record.h"
+#include "unwind/detect/livemem.h"
 #include "formats/output/json.h"
 #include "symtab/vec.h"
 
 #define DUMP_SECONDS	0.6	/* the longest burst */
 #define DUMP_FREQ	499	/* Hz while it lasts */
+#define DUMP_VMS_MAX	16	/* VMs read from memory */
 
 static volatile sig_atomic_t g_dump_stop;	/* SIGINT/SIGTERM: end the burst */
 
@@ -48,6 +54,9 @@ struct dump_thread {
 	char *lua;		/* luaL_traceback lines, '\n'-separated */
 	char *mixed;		/* --native: "kind\tname" lines, innermost first */
 	uint64_t samples;
+	uint64_t g;		/* the walk's global_State */
+	int from_mem;		/* walked from memory, no registers (tid 0: unknown) */
+	int idle;		/* ... cur_L not inside Lua (L->cframe NULL) */
 };
 
 struct dump {
@@ -78,12 +87,13 @@ static int text_add(char **text, const char *line)
 	return 0;
 }
 
-/* The entry of tid (added when new), or NULL. */
+/* The entry of tid (added when new; tid 0, a thread not known, is always
+ * added), or NULL. */
 static struct dump_thread *thread_of(struct dump *d, uint32_t tid)
 {
 	size_t i;
 
-	for (i = 0; i < d->nt; i++)
+	for (i = 0; tid && i < d->nt; i++)
 		if (d->t[i].tid == tid)
 			return &d->t[i];
 	if (VEC_GROW(d->t, &d->tcap, d->nt + 1))
@@ -109,6 +119,7 @@ static int keep(struct dump *d, struct dump_thread *t, const struct ljs_sample *
 	memcpy(t->comm, s->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->vm = d->out.vm;
+	t->g = st->g;
 	t->complete = st->complete && !st->nunknown;
 	for (i = 0; !err && i < st->nframes; i++) {
 		ljw_frame__format(&st->frames[i], line, sizeof(line));
@@ -157,6 +168,75 @@ static int on_sample(void *arg, const struct ljs_sample *s)
 	return d->ntasks && done >= d->ntasks;
 }
 
+/* Walk one VM found in memory (no registers: the walker starts from
+ * cur_L's L->base and the SAVE_PC of its C frame) as its thread's stack. */
+static int walk_memory(struct dump *d, const struct live_vm *vm, const char *comm)
+{
+	struct dump_thread *t;
+	struct ljs_sample s;
+	struct livemem lm;
+	struct memsrc live;
+	char path[64];
+	FILE *f;
+
+	memset(&s, 0, sizeof(s));
+	s.pid = d->pid;
+	s.tid = vm->tid;
+	s.flags = LJS_SAMPLE_F_LUAJIT;
+	s.g = vm->g;
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", d->pid, vm->tid);
+	f = vm->tid ? fopen(path, "r") : NULL;
+	if (f) {
+		if (fgets(s.comm, sizeof(s.comm), f))
+			s.comm[strcspn(s.comm, "\n")] = 0;
+		fclose(f);
+	}
+	livemem__init(&live, &lm, (int)d->pid, NULL);
+	if (ljs_pipe__sample(d->pipe, &d->proc, &s, &live, "", &d->out) || !d->out.lua)
+		return 0;
+	t = thread_of(d, vm->tid);
+	if (!t || keep(d, t, &s))
+		return -ENOMEM;
+	t->from_mem = 1;
+	t->idle = !vm->cframe || d->out.lua->end == LJW_END_NOT_IN_LUA;
+	return 0;
+}
+
+/*
+ * The VMs of the process whose thread has no complete stack from the burst
+ * (it ran no Lua: blocked in a C function called from Lua, or idle): found
+ * from memory (dump_mem.c, from the g's the samples and the detection
+ * carried, else from the blocked threads' stacks) and walked from memory.
+ */
+static int dump_memory(struct dump *d, const struct lj_proc_detect *pd, const char *comm)
+{
+	uint64_t known[DUMP_VMS_MAX];
+	struct live_vm vm[DUMP_VMS_MAX];
+	size_t nk = 0, nvm = 0, i, j;
+	int err;
+
+	known[nk++] = pd->g;
+	for (i = 0; i < d->nt && nk < DUMP_VMS_MAX; i++)
+		if (d->t[i].g)
+			known[nk++] = d->t[i].g;
+	err = live__vms(pd, &d->proc.layout, known, nk, vm, DUMP_VMS_MAX, &nvm);
+	if (err)
+		return err == -ENOMEM ? err : 0;	/* no threads to list: it exited */
+	for (i = 0; i < nvm; i++) {
+		for (j = 0; j < d->nt; j++)
+			if (d->t[j].complete && (d->t[j].g == vm[i].g ||
+						 (vm[i].tid && d->t[j].tid == vm[i].tid)))
+				break;
+		if (j < d->nt)
+			continue;	/* its thread was sampled in Lua */
+		err = walk_memory(d, &vm[i], comm);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* How many threads pid has now. */
 static size_t count_tasks(uint32_t pid)
 {
@@ -174,21 +254,42 @@ static size_t count_tasks(uint32_t pid)
 	return n;
 }
 
+/* A thread's VM state in words. */
+static const char *vm_text(const struct dump_thread *t)
+{
+	if (t->from_mem && t->idle)
+		return "idle (not in Lua)";
+	if (t->from_mem && t->vm == LJS_VM_C)
+		return "C code (not running Lua)";
+	return t->vm >= 0 ? ljs_vm__name((enum ljs_vm)t->vm) : "none";
+}
+
 /* The plain-text dump. */
 static void print_text(const struct dump *d, const char *comm, const char *build)
 {
-	size_t i;
+	size_t i, nmem = 0;
 
-	printf("pid %u (%s): %s; %zu of %zu threads ran Lua during the dump\n", d->pid, comm, build,
-	       d->nt, d->ntasks);
+	for (i = 0; i < d->nt; i++)
+		nmem += d->t[i].from_mem && !d->t[i].samples;
+	printf("pid %u (%s): %s; %zu of %zu threads ran Lua during the dump", d->pid, comm, build,
+	       d->nt - nmem, d->ntasks);
+	if (nmem)
+		printf(", %zu VM%s read from memory", nmem, nmem > 1 ? "s" : "");
+	printf("\n");
 	for (i = 0; i < d->nt; i++) {
 		const struct dump_thread *t = &d->t[i];
 		const char *p;
 
-		printf("\nthread %u (%s): VM state: %s%s\n", t->tid, t->comm,
-		       t->vm >= 0 ? ljs_vm__name((enum ljs_vm)t->vm) : "none",
-		       t->lua ? (t->complete ? "" : " (stack incomplete)") : " (no stack walked)");
-		printf("stack traceback:\n");
+		if (t->tid)
+			printf("\nthread %u (%s): ", t->tid, t->comm);
+		else
+			printf("\nthread unknown: ");
+		printf("VM state: %s%s%s\n", vm_text(t),
+		       t->lua || t->idle ? (t->complete || t->idle ? "" : " (stack incomplete)")
+					 : " (no stack walked)",
+		       t->from_mem ? "; read from memory, without registers" : "");
+		if (t->lua || !t->idle)
+			printf("stack traceback:\n");
 		for (p = t->lua; p && *p;) {
 			size_t n = strcspn(p, "\n");
 
@@ -253,17 +354,21 @@ static void print_json(const struct dump *d, const char *comm, const char *build
 	for (i = 0; i < d->nt; i++) {
 		const struct dump_thread *t = &d->t[i];
 
-		printf("%s{\"tid\":%u,\"comm\":", i ? "," : "", t->tid);
+		if (t->tid)
+			printf("%s{\"tid\":%u,\"comm\":", i ? "," : "", t->tid);
+		else
+			printf("%s{\"tid\":null,\"comm\":", i ? "," : "");
 		json__str(stdout, t->comm, strlen(t->comm), 0);
 		printf(",\"vm\":");
-		if (t->vm >= 0) {
-			const char *vm = ljs_vm__name((enum ljs_vm)t->vm);
+		if (t->vm >= 0 || t->from_mem) {
+			const char *vm = vm_text(t);
 
 			json__str(stdout, vm, strlen(vm), 0);
 		} else {
 			printf("null");
 		}
-		printf(",\"complete\":%s,\"traceback\":", t->complete ? "true" : "false");
+		printf(",\"from_memory\":%s,\"complete\":%s,\"traceback\":",
+		       t->from_mem ? "true" : "false", t->complete ? "true" : "false");
 		json_lines(t->lua, 0);
 		if (d->native) {
 			printf(",\"frames\":");
@@ -285,13 +390,19 @@ static void dump_usage(FILE *out)
 		"(interpreter, JIT-compiled, C code, garbage collector, JIT compiler), and exit\n"
 		"within about a second.  The target is not stopped: a burst of BPF samples of\n"
 		"its threads (at most %.1f s at %d Hz) is walked with its live memory.  Cheap\n"
-		"enough to run in a loop on a production host.  Threads that do not run during\n"
-		"the burst (blocked, idle) are counted, not shown.\n"
+		"enough to run in a loop on a production host.  A VM whose thread does not run\n"
+		"Lua during the burst (blocked in a C function called from Lua: io.read, a\n"
+		"socket, os.execute, an FFI call; or idle) is read from memory alone, without\n"
+		"registers: its Lua stack is printed with the VM state read from it (\"C code\n"
+		"(not running Lua)\", \"idle (not in Lua)\"), marked \"read from memory\", for\n"
+		"the thread whose stack holds the VM's C frame (\"thread unknown\" when none\n"
+		"can be told).  Other threads that do not run are counted, not shown.\n"
 		"\n"
 		"      --native   add the native frames: the whole stack, innermost first,\n"
-		"                 each frame with its kind (lua, c, builtin, native, ...)\n"
-		"      --json     print one JSON object (pid, comm, luajit, threads: tid, comm,\n"
-		"                 vm, complete, traceback[, frames])\n"
+		"                 each frame with its kind (lua, c, builtin, native, ...);\n"
+		"                 a stack read from memory has its Lua frames only\n"
+		"      --json     print one JSON object (pid, comm, luajit, threads: tid (null:\n"
+		"                 unknown), comm, vm, from_memory, complete, traceback[, frames])\n"
 		"  -h, --help     this help\n"
 		"\n"
 		"examples:\n"
@@ -393,6 +504,9 @@ static int dump_run(struct dump *d, const struct lj_proc_detect *pd, const char 
 		fprintf(stderr, "ljsnap dump: pid %u (%s) exited during the dump\n", d->pid, comm);
 		return 1;
 	}
+	err = dump_memory(d, pd, comm);
+	if (err)
+		return err;
 	if (d->json)
 		print_json(d, comm, build);
 	else

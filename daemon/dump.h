@@ -41,4 +41,21 @@ int live__burst(uint32_t pid, const struct live_lj *lj, uint32_t freq_hz, double
 		int (*cb)(void *arg, const struct ljs_sample *s), void *arg, char *errbuf,
 		size_t errlen);
 
+/* A LuaJIT VM of a live process, read from memory alone (dump_mem.c). */
+struct live_vm {
+	uint64_t g, L;		/* global_State and its cur_L */
+	uint64_t cframe;	/* cur_L's L->cframe (lj_frame.h), 0: not inside Lua */
+	int32_t vmstate;	/* g->vmstate */
+	uint32_t tid;		/* the thread whose stack holds cframe (the only thread
+				 * of a process with one); 0 unknown */
+};
+
+/* Find the VMs of pd's process from memory, without registers: the g's of
+ * known (0 entries skipped) and those lua_State pointers on its blocked
+ * threads' stacks lead to, each checked against GG_State's self-references.
+ * Nothing stops the target.  At most max into out, *n of them.  0 or
+ * negative errno (the process's threads cannot be listed, -ENOMEM). */
+int live__vms(const struct lj_proc_detect *pd, const struct lj_layout *lay, const uint64_t *known,
+	      size_t nknown, struct live_vm *out, size_t max, size_t *n);
+
 #endif
