@@ -31,6 +31,7 @@
 #define LJS_RES_LSTACK_MAX	(8 * 1024)	/* Lua stack bytes per resumer (newest kept) */
 #define LJS_PAGE_SIZE		4096
 #define LJS_WAKEUP_BYTES	(256 * 1024)	/* wake the reader once this much is queued */
+#define LJS_LJ_WAKE_NS		(50 * 1000 * 1000)	/* LuaJIT samples wake the reader at most this often per CPU */
 
 /* The largest record the program emits.  Every write into the per-CPU
  * scratch record goes to (offset & LJS_REC_OFF_MASK) and is at most one page

@@ -36,6 +36,18 @@ static void on_signal(int sig)
  * (see harvest_sample). */
 #define RECORD_WALK_MAX_LAG_NS	500000000ull
 
+/* How long the loop sleeps on the ring buffer (ms): while LuaJIT samples
+ * came in the last RECORD_LJ_BUSY_NS, RECORD_POLL_LJ_MS, since the BPF
+ * program does not wake us for each of them (see ljsnap_sample); else
+ * RECORD_POLL_MS.  RECORD_LJ_BUSY_NS is above LJS_LJ_WAKE_NS, so the first
+ * LuaJIT sample after a quiet spell always wakes us. */
+#define RECORD_POLL_LJ_MS	1
+#define RECORD_POLL_MS		20
+#define RECORD_LJ_BUSY_NS	(2 * LJS_LJ_WAKE_NS)
+/* The loop's housekeeping (the command's end, re-inspection, the rate) runs
+ * at most this often. */
+#define RECORD_HOUSEKEEP_NS	10000000ull
+
 /* Monotonic clock in ns (the clock of bpf_ktime_get_ns). */
 static uint64_t now_ns(void)
 {
@@ -237,6 +249,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (p && p->has_luajit)
 			inspect__sample(rc, p, &s);
 		if (p && p->has_luajit && s.g) {
+			rc->lj_last_ns = s.time_ns;
 			if (s.g != p->g_hint)
 				set_g_hint(rc, p, s.g);
 			harvest_sample(rc, p, &s);
@@ -587,15 +600,17 @@ static int add_targets(struct recorder *rc)
  * command or of every -p target, or the duration. */
 static void record_loop(struct recorder *rc)
 {
-	uint64_t t0, last_tick, now;
+	uint64_t t0, last_tick, last_house = 0, now;
 	int err;
 
 	t0 = last_tick = now_ns();
 	while (!g_stop && !rc->rate.stop) {
-		/* Other samples wake us only in batches (see the BPF program):
-		 * drain on a timer too. */
+		/* The BPF program wakes us only in batches and at the start of
+		 * LuaJIT samples: drain on a timer too. */
 		rc->batch = 0;
-		err = ring_buffer__poll(rc->rb, 20);
+		now = now_ns();
+		err = ring_buffer__poll(rc->rb, now - rc->lj_last_ns < RECORD_LJ_BUSY_NS ?
+					RECORD_POLL_LJ_MS : RECORD_POLL_MS);
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
 		if (err < 0 && err != -EINTR && err != -EAGAIN) {
@@ -609,6 +624,9 @@ static void record_loop(struct recorder *rc)
 			break;
 		}
 		now = now_ns();
+		if (now - last_house < RECORD_HOUSEKEEP_NS)
+			continue;
+		last_house = now;
 		if (rc->child && !rc->child_done &&
 		    waitpid(rc->child, &rc->child_status, WNOHANG) == rc->child)
 			rc->child_done = 1;
