@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
@@ -365,12 +366,23 @@ static void reinspect(struct recorder *rc, uint64_t now)
 		inspect__again(rc, p, NULL, now);
 }
 
+/* The recorder's own CPU time so far (user + sys, ns; not its command's). */
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
 /* Write the statistics record and print the summary. */
 static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
-	struct snapfile_stat st[LJS_ERR__MAX + 24];
+	struct snapfile_stat st[LJS_ERR__MAX + 25];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
@@ -395,6 +407,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "walked_complete", rc->walked_complete };
 	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
 	st[n++] = (struct snapfile_stat){ "walk_skipped_lag", rc->walk_skipped };
+	st[n++] = (struct snapfile_stat){ "recorder_cpu_ns", self_cpu_ns() };
 	st[n++] = (struct snapfile_stat){ "bpf_map_failures", rc->map_failures };
 	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
