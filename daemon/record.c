@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
@@ -88,6 +89,33 @@ static int start_child(struct recorder *rc, int *release_fd)
 	return 0;
 }
 
+/* harvest_readv_fn over process_vm_readv: many ranges per call; the kernel
+ * stops at the first range it cannot read, the next call starts after it. */
+static void read_ranges(void *ctx, struct harvest_range *r, size_t n)
+{
+	struct iovec local[HARVEST_PREFETCH_BATCH], remote[HARVEST_PREFETCH_BATCH];
+	pid_t pid = *(const pid_t *)ctx;
+	size_t i = 0, k;
+
+	while (i < n) {
+		size_t m = n - i < HARVEST_PREFETCH_BATCH ? n - i : HARVEST_PREFETCH_BATCH;
+		ssize_t got;
+
+		for (k = 0; k < m; k++) {
+			local[k] = (struct iovec){ r[i + k].buf, r[i + k].len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)r[i + k].addr, r[i + k].len };
+		}
+		got = process_vm_readv(pid, local, m, remote, m, 0);
+		if (got < 0)
+			return;	/* gone, or not readable at all: the walk reads live */
+		for (k = 0; k < m && (size_t)got >= r[i + k].len; k++) {
+			r[i + k].ok = 1;
+			got -= r[i + k].len;
+		}
+		i += k < m ? k + 1 : m;	/* after the range that stopped it, if any */
+	}
+}
+
 /*
  * Walk a LuaJIT sample now, while the process is alive, so that every byte
  * the walk needs beyond the sample (bytecode, protos, names, line info) is
@@ -112,6 +140,7 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	}
 	livemem__init(&live, &lm, (int)s->pid, NULL);
 	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0, &live));
+	harvest__prefetch(rc->hv, read_ranges, &lm.pid);
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;
 		rc->walked_complete += st.complete && !st.nunknown;
@@ -382,7 +411,7 @@ static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
-	struct snapfile_stat st[LJS_ERR__MAX + 25];
+	struct snapfile_stat st[LJS_ERR__MAX + 27];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
@@ -415,6 +444,8 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "harvest_generations", hs->generations };
 	st[n++] = (struct snapfile_stat){ "harvest_reconfirmed", hs->reconfirmed };
 	st[n++] = (struct snapfile_stat){ "harvest_late_changes", hs->late_changes };
+	st[n++] = (struct snapfile_stat){ "harvest_prefetch_calls", hs->prefetch_calls };
+	st[n++] = (struct snapfile_stat){ "harvest_prefetched", hs->prefetched };
 	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };

@@ -8,6 +8,7 @@
 #include "formats/capture/harvest.h"
 #include "formats/capture/snapfile.h"
 #include "symtab/intmap.h"
+#include "symtab/vec.h"
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
@@ -20,6 +21,7 @@ struct hv_ent {
 	uint64_t gen;		/* 1 for the first content seen, +1 per change */
 	uint64_t checked_ns;	/* sample time of the last live validation */
 	uint64_t seen_ns;	/* when that read happened (the recorder's clock) */
+	uint64_t used_ns;	/* sample time of the last walk that read it */
 	int reconfirm;		/* an overlapping range was written with other bytes */
 	uint8_t data[];
 };
@@ -35,6 +37,8 @@ struct hv_pref {
 struct hv_proc {
 	struct intmap ents;	/* addr -> struct hv_ent * */
 	struct intmap pages;	/* page -> struct hv_pref * */
+	struct hv_ent **used;	/* the ranges the last walk of this process read */
+	size_t nused, capused;
 };
 
 struct harvest {
@@ -101,6 +105,7 @@ static void proc_free(struct harvest *h, struct hv_proc *p)
 	}
 	intmap__exit(&p->pages);
 	intmap__exit(&p->ents);
+	free(p->used);
 	free(p);
 }
 
@@ -182,13 +187,60 @@ static void write_gen(struct harvest *h, struct hv_proc *p, struct hv_ent *e, ui
 	mark_overlaps(p, e);
 }
 
+/* Remember that the walk of the sample at t read e (best effort: a range
+ * left out is only not prefetched next time). */
+static void note_used(struct hv_proc *p, struct hv_ent *e, uint64_t t)
+{
+	if (!p || e->used_ns == t)
+		return;
+	e->used_ns = t;
+	if (VEC_GROW(p->used, &p->capused, p->nused + 1) == 0)
+		p->used[p->nused++] = e;
+}
+
+/*
+ * The bytes of cached range e were just read live, at the current sample:
+ * unchanged, it is confirmed (and written again if an overlapping range
+ * disagreed, see harvest.h); changed, it is a new generation.  The change
+ * happened after the old bytes were last seen.  Usually that was before
+ * this sample was taken, and the sample, which led here, used the object
+ * now there: valid from the sample on.  But a recorder that trails its
+ * samples may have seen the old bytes after this sample was taken: then
+ * the sample used those, and the new ones are valid from now (the object
+ * was freed since: lua_close at exit, say).
+ */
+static void update(struct harvest *h, struct hv_proc *p, struct hv_ent *e, const uint8_t *now)
+{
+	uint64_t t = h->time_ns;
+
+	if (!memcmp(e->data, now, e->len)) {
+		e->checked_ns = h->time_ns;
+		e->seen_ns = h->now_ns;
+		if (e->reconfirm) {
+			h->st.reconfirmed++;
+			write_gen(h, p, e, h->time_ns);
+		}
+		return;
+	}
+	if (e->seen_ns >= h->time_ns) {
+		t = h->now_ns;
+		h->st.late_changes++;
+	}
+	memcpy(e->data, now, e->len);
+	e->gen++;
+	h->st.generations++;
+	e->checked_ns = h->time_ns;
+	e->seen_ns = h->now_ns;
+	write_gen(h, p, e, t);
+}
+
 /* memsrc read: cache validated at this sample, else live (see harvest.h). */
 static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
 	struct harvest *h = ms->ctx;
 	struct hv_proc *p;
 	struct hv_ent *e = NULL;
-	uint64_t t, v, *head;
+	uint64_t v, *head;
 	int err;
 
 	if (len == 0 || len > HARVEST_MAX_READ)
@@ -199,6 +251,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		for (e = (struct hv_ent *)(uintptr_t)v; e && e->len != len; e = e->next)
 			;
 	if (e && e->checked_ns == h->time_ns) {
+		note_used(p, e, h->time_ns);
 		memcpy(buf, e->data, len);
 		return 0;
 	}
@@ -213,35 +266,12 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		return 0;
 	}
 	memcpy(buf, h->tmp, len);
-	if (e && !memcmp(e->data, h->tmp, len)) {
-		e->checked_ns = h->time_ns;
-		e->seen_ns = h->now_ns;
-		if (e->reconfirm) {
-			h->st.reconfirmed++;
-			write_gen(h, p, e, h->time_ns);
-		}
+	if (e) {
+		update(h, p, e, h->tmp);
+		note_used(p, e, h->time_ns);
 		return 0;
 	}
-	t = h->time_ns;
-	if (e) {
-		/*
-		 * New content at a known address: a new generation.  The change
-		 * happened after the old bytes were last seen.  Usually that was
-		 * before this sample was taken, and the sample, which led here,
-		 * used the object now there: valid from the sample on.  But a
-		 * recorder that trails its samples may have seen the old bytes
-		 * after this sample was taken: then the sample used those, and
-		 * the new ones are valid from now (the object was freed since:
-		 * lua_close at exit, say).
-		 */
-		if (e->seen_ns >= h->time_ns) {
-			t = h->now_ns;
-			h->st.late_changes++;
-		}
-		memcpy(e->data, h->tmp, len);
-		e->gen++;
-		h->st.generations++;
-	} else {
+	{
 		if (h->bytes + len > h->max_bytes) {
 			clear_all(h);
 			h->st.evictions++;
@@ -255,6 +285,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->len = len;
 		e->gen = 1;
 		e->reconfirm = 0;
+		e->used_ns = 0;
 		memcpy(e->data, h->tmp, len);
 		e->next = (struct hv_ent *)(uintptr_t)*head;
 		*head = (uintptr_t)e;
@@ -263,7 +294,8 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	}
 	e->checked_ns = h->time_ns;
 	e->seen_ns = h->now_ns;
-	write_gen(h, p, e, t);
+	write_gen(h, p, e, h->time_ns);
+	note_used(p, e, h->time_ns);
 	return 0;
 }
 
@@ -307,6 +339,45 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 	h->src.ctx = h;
 	h->src.next = NULL;
 	return &h->src;
+}
+
+/* Read the ranges the last walk of the current process used, in batches of
+ * at most HARVEST_PREFETCH_BATCH ranges and HARVEST_MAX_READ bytes, and
+ * validate each one read whole as if the walk had read it now; see harvest.h. */
+void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx)
+{
+	struct harvest_range r[HARVEST_PREFETCH_BATCH];
+	struct hv_proc *p = proc_get(h, h->pid, 0);
+	struct hv_ent **ents;
+	size_t n, i = 0, k, nb, off;
+
+	if (!p || !p->nused)
+		return;
+	/* The walk of this sample lists what it reads anew. */
+	ents = p->used;
+	n = p->nused;
+	p->used = NULL;
+	p->nused = p->capused = 0;
+	while (i < n) {
+		for (nb = 0, off = 0; i + nb < n && nb < HARVEST_PREFETCH_BATCH &&
+		     off + ents[i + nb]->len <= HARVEST_MAX_READ; nb++) {
+			r[nb].addr = ents[i + nb]->addr;
+			r[nb].len = ents[i + nb]->len;
+			r[nb].buf = h->tmp + off;
+			r[nb].ok = 0;
+			off += ents[i + nb]->len;
+		}
+		h->st.prefetch_calls++;
+		readv(ctx, r, nb);
+		for (k = 0; k < nb; k++) {
+			if (!r[k].ok)
+				continue;
+			h->st.prefetched++;
+			update(h, p, ents[i + k], r[k].buf);
+		}
+		i += nb;
+	}
+	free(ents);
 }
 
 /* Forget a process. */
