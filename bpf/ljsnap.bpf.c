@@ -140,6 +140,7 @@ struct rec {
 	/* the next section to emit (BPF functions take at most five arguments) */
 	__u64 q_addr;
 	__u32 q_kind, q_want, q_full, q_aux, q_cut;
+	__u32 q_end;		/* the window ends where the stack does */
 };
 
 struct copy_ctx {
@@ -224,7 +225,7 @@ __noinline __u32 emit_section(struct rec *r)
 	h = (void *)(buf + (hoff & LJS_REC_OFF_MASK));
 	h->kind = r->q_kind;
 	h->status = c.fault ? (c.done ? LJS_ST_PARTIAL : LJS_ST_FAULT)
-			    : (cut ? LJS_ST_TRUNCATED : LJS_ST_OK);
+			    : cut ? LJS_ST_TRUNCATED : r->q_end ? LJS_ST_PARTIAL : LJS_ST_OK;
 	h->len = c.done;
 	h->addr = r->q_addr;
 	h->want = r->q_full;
@@ -243,6 +244,7 @@ static __always_inline __u32 emit_window(struct rec *r, __u32 kind, __u64 addr, 
 	r->q_full = len;
 	r->q_aux = aux;
 	r->q_cut = 0;
+	r->q_end = 0;
 	return emit_section(r);
 }
 
@@ -291,6 +293,7 @@ __noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
 	r->q_full = full;
 	r->q_aux = resumer ? r->depth : 0;
 	r->q_cut = want < full;
+	r->q_end = 0;
 	got = emit_section(r);
 	if (got < want)
 		err_inc(err_fault);
@@ -530,9 +533,24 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
-		__u32 want = cfg_ustack_bytes;
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 sp = hdr->regs.sp, top = BPF_CORE_READ(task, mm, start_stack);
 
-		if (emit_window(&r, LJS_SEC_USTACK, hdr->regs.sp, want, 0) == 0)
+		/*
+		 * On the main thread's stack, what lies above the initial sp is
+		 * argv, envp and auxv: no frame of it.  Copy up to it (and a
+		 * little, argc and the first pointers) instead of to the
+		 * mapping's end, which also ends the copy with a fault.
+		 */
+		r.q_kind = LJS_SEC_USTACK;
+		r.q_addr = sp;
+		r.q_want = r.q_full = cfg_ustack_bytes;
+		r.q_aux = r.q_cut = r.q_end = 0;
+		if (top > sp && top - sp + LJS_USTACK_TOP_SLACK <= r.q_want) {
+			r.q_want = r.q_full = (__u32)(top - sp) + LJS_USTACK_TOP_SLACK;
+			r.q_end = 1;
+		}
+		if (emit_section(&r) == 0)
 			err_inc(LJS_ERR_USTACK_FAULT);
 	}
 

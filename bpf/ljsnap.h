@@ -29,6 +29,7 @@
 #define LJS_CFRAME_CHAIN_MAX	16	/* SAVE_CFRAME links followed per thread */
 #define LJS_LSTACK_SLACK	2048	/* bytes copied above the highest base (framesize <= 255 slots) */
 #define LJS_RES_LSTACK_MAX	(8 * 1024)	/* Lua stack bytes per resumer (newest kept) */
+#define LJS_USTACK_TOP_SLACK	64	/* bytes copied above mm->start_stack (argc, argv[0]...) */
 #define LJS_PAGE_SIZE		4096
 #define LJS_WAKEUP_BYTES	(256 * 1024)	/* wake the reader once this much is queued */
 #define LJS_LJ_WAKE_NS		(50 * 1000 * 1000)	/* LuaJIT samples wake the reader at most this often per CPU */
