@@ -206,38 +206,6 @@ static void note_kernel_ips(struct recorder *rc, const struct ljs_sample *s)
 	}
 }
 
-/* Write the kernel symbols that resolve every kernel IP seen. */
-static void write_ksyms(struct recorder *rc)
-{
-	struct ksym *sel = NULL;
-	struct ksyms *ks = NULL;
-	const uint64_t *ips;
-	size_t n = 0, nsel = 0, i;
-	int err;
-
-	ips = rc->kips ? ksym_ipset__values(rc->kips, &n) : NULL;
-	if (!n)
-		return;
-	err = ksyms__load(NULL, &ks);
-	if (err) {
-		if (!rc->o.quiet)
-			fprintf(stderr, "ljsnap: kernel symbols unavailable (%s): kernel frames will "
-				"show as addresses\n", err == -EPERM ? "/proc/kallsyms hides addresses; "
-				"run as root, add CAP_SYSLOG or set kernel.kptr_restrict=0" : strerror(-err));
-		return;
-	}
-	if (ksyms__select(ks, ips, n, &sel, &nsel) == 0) {
-		for (i = 0; i < nsel; i += SNAPFILE_KSYMS_PER_REC) {
-			err = snapfile_writer__ksyms(rc->w, sel + i, nsel - i < SNAPFILE_KSYMS_PER_REC ?
-						     nsel - i : SNAPFILE_KSYMS_PER_REC);
-			if (err && !rc->werr)
-				rc->werr = err;
-		}
-	}
-	free(sel);
-	ksyms__delete(ks);
-}
-
 /* One sample or task event. */
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -706,7 +674,7 @@ static void record_stop(struct recorder *rc)
 		waitpid(rc->child, &rc->child_status, 0);
 		rc->child_done = 1;
 	}
-	write_ksyms(rc);
+	record__write_ksyms(rc);
 	finish(rc, rc->o.quiet);
 }
 

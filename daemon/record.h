@@ -127,6 +127,10 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
 void inspect__again(struct recorder *rc, struct proc *p, const struct ljs_sample *s,
 		    uint64_t now_ns);
 
+/* Write the KSYMS records: the kernel symbols that resolve every kernel IP
+ * seen (record_ksyms.c). */
+void record__write_ksyms(struct recorder *rc);
+
 /* Write an exit note for a process. */
 void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns);
 
