@@ -379,7 +379,7 @@ static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
 	const struct harvest_stats *hs = harvest__stats(rc->hv);
-	struct snapfile_stat st[LJS_ERR__MAX + 27];
+	struct snapfile_stat st[LJS_ERR__MAX + 28];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
@@ -405,6 +405,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
 	st[n++] = (struct snapfile_stat){ "walk_skipped_lag", rc->walk_skipped };
 	st[n++] = (struct snapfile_stat){ "recorder_cpu_ns", self_cpu_ns() };
+	st[n++] = (struct snapfile_stat){ "recorder_loop_cpu_ns", rc->cpu_loop_ns };
 	st[n++] = (struct snapfile_stat){ "bpf_map_failures", rc->map_failures };
 	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
@@ -709,7 +710,9 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ljsnap: starting at %u Hz, raised towards %u Hz while the cost of "
 			"sampling allows (--max-cpu-percent %u)\n", rc.rate.freq, rc.o.freq,
 			rc.o.max_cpu_pct);
+	rc.cpu_loop_ns = self_cpu_ns();
 	record_loop(&rc);
+	rc.cpu_loop_ns = self_cpu_ns() - rc.cpu_loop_ns;
 	record_stop(&rc);
 	ret = rc.werr ? 1 : 0;
 out:

@@ -79,6 +79,7 @@ struct recorder {
 	uint64_t walk_ns;	/* time spent walking and harvesting */
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
 	uint64_t lj_last_ns;	/* time of the last LuaJIT sample (sets the poll timeout) */
+	uint64_t cpu_loop_ns;	/* the recorder's CPU time in its sampling loop */
 	uint64_t map_failures;	/* BPF map updates that failed (a process not sampled,
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
