@@ -24,7 +24,9 @@
 #   bytes   capture file size / samples (perf: `perf report --stats`);
 #   CPU     the recorder's own user+sys (ljsnap: its recorder_cpu_ns, from
 #           getrusage; perf: its user+sys, the shell's children times, less
-#           the target's for the luajit part) / samples;
+#           the target's for the luajit part) / samples; for ljsnap also
+#           "loop", its recorder_loop_cpu_ns (the sampling loop alone, without
+#           loading BPF, the first inspections and the kernel symbols) / samples;
 #   slow    the target's CPU slowdown: luajit, its user+sys over the median
 #           unprofiled run; nginx, the workers' user+sys per request over the
 #           median unprofiled round's.
@@ -76,18 +78,19 @@ lj_fig() {
 	awk -v size="$(stat -c %s "$1")" -v slow="$3" '
 		$1 == "samples_written" { s = $2 } $1 == "samples_lost" { l = $2 }
 		$1 == "bpf_run_ns" { b = $2 } $1 == "recorder_cpu_ns" { c = $2 }
-		$1 == "walk_skipped_lag" { k = $2 }
-		END { printf "%.3f %.0f %.1f %.4f %d %d %d\n", s ? b / s / 1e3 : 0, s ? size / s : 0,
-			s ? c / s / 1e3 : 0, slow, s, l, k }' "$1.info" >> "$2"
+		$1 == "walk_skipped_lag" { k = $2 } $1 == "recorder_loop_cpu_ns" { lc = $2 }
+		END { printf "%.3f %.0f %.1f %.4f %d %d %d %.1f\n", s ? b / s / 1e3 : 0, s ? size / s : 0,
+			s ? c / s / 1e3 : 0, slow, s, l, k, s ? lc / s / 1e3 : 0 }' "$1.info" >> "$2"
 }
 # summary NAME: the side-by-side lines of a part
 summary() {
 	local n=$1
 	printf "%s at %d Hz, median of %d rounds:\n" "$n" "$hz" "$rounds"
 	printf "  %-14s %9s %10s %16s %9s %8s\n" "" "BPF us" "bytes" "recorder CPU us" "slowdown" "samples"
-	printf "  %-14s %9.2f %10.0f %16.1f %8.3fx %8.0f   (lost %s, walks skipped %s: worst round)\n" \
+	printf "  %-14s %9.2f %10.0f %16.1f %8.3fx %8.0f   (loop alone %.1f us; lost %s, walks skipped %s: worst round)\n" \
 		"ljsnap record" "$(med "$tmp/$n.lj" 1)" "$(med "$tmp/$n.lj" 2)" "$(med "$tmp/$n.lj" 3)" \
-		"$(med "$tmp/$n.lj" 4)" "$(med "$tmp/$n.lj" 5)" "$(sort -g -k6 "$tmp/$n.lj" | tail -1 | cut -d' ' -f6)" \
+		"$(med "$tmp/$n.lj" 4)" "$(med "$tmp/$n.lj" 5)" "$(med "$tmp/$n.lj" 8)" \
+		"$(sort -g -k6 "$tmp/$n.lj" | tail -1 | cut -d' ' -f6)" \
 		"$(sort -g -k7 "$tmp/$n.lj" | tail -1 | cut -d' ' -f7)"
 	printf "  %-14s %9s %10.0f %16.1f %8.3fx %8.0f\n" "perf dwarf" "-" "$(med "$tmp/$n.perf" 2)" \
 		"$(med "$tmp/$n.perf" 3)" "$(med "$tmp/$n.perf" 4)" "$(med "$tmp/$n.perf" 5)"
