@@ -18,6 +18,7 @@
 struct harvest;
 struct ksym_ipset;
 struct ljs_sample;
+struct rr_batch;
 
 /* The ranges of record's options. */
 #define RECORD_FREQ_MAX		100000		/* -F, Hz */
@@ -80,6 +81,7 @@ struct recorder {
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
 	uint64_t lj_last_ns;	/* time of the last LuaJIT sample (sets the poll timeout) */
 	uint64_t cpu_loop_ns;	/* the recorder's CPU time in its sampling loop */
+	struct rr_batch *rr;	/* batched reads of the harvest (record.c) */
 	uint64_t map_failures;	/* BPF map updates that failed (a process not sampled,
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
