@@ -12,6 +12,7 @@
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
+#define HARVEST_HOT_NS		250000000ull	/* prefetch what walks read this recently */
 
 struct hv_ent {
 	struct hv_ent *next;	/* another length at the same address */
@@ -23,6 +24,7 @@ struct hv_ent {
 	uint64_t seen_ns;	/* when that read happened (the recorder's clock) */
 	uint64_t used_ns;	/* sample time of the last walk that read it */
 	int reconfirm;		/* an overlapping range was written with other bytes */
+	int hot;		/* in its process's hot list */
 	uint8_t data[];
 };
 
@@ -37,8 +39,9 @@ struct hv_pref {
 struct hv_proc {
 	struct intmap ents;	/* addr -> struct hv_ent * */
 	struct intmap pages;	/* page -> struct hv_pref * */
-	struct hv_ent **used;	/* the ranges the last walk of this process read */
-	size_t nused, capused;
+	struct hv_ent **hot;	/* the ranges walks of this process read lately */
+	size_t nhot, caphot;
+	uint64_t last_walk_ns;	/* sample time of its last walk */
 };
 
 struct harvest {
@@ -105,7 +108,7 @@ static void proc_free(struct harvest *h, struct hv_proc *p)
 	}
 	intmap__exit(&p->pages);
 	intmap__exit(&p->ents);
-	free(p->used);
+	free(p->hot);
 	free(p);
 }
 
@@ -188,14 +191,17 @@ static void write_gen(struct harvest *h, struct hv_proc *p, struct hv_ent *e, ui
 }
 
 /* Remember that the walk of the sample at t read e (best effort: a range
- * left out is only not prefetched next time). */
+ * left out is only not prefetched). */
 static void note_used(struct hv_proc *p, struct hv_ent *e, uint64_t t)
 {
-	if (!p || e->used_ns == t)
+	if (!p)
 		return;
 	e->used_ns = t;
-	if (VEC_GROW(p->used, &p->capused, p->nused + 1) == 0)
-		p->used[p->nused++] = e;
+	p->last_walk_ns = t;
+	if (!e->hot && VEC_GROW(p->hot, &p->caphot, p->nhot + 1) == 0) {
+		p->hot[p->nhot++] = e;
+		e->hot = 1;
+	}
 }
 
 /*
@@ -286,6 +292,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->gen = 1;
 		e->reconfirm = 0;
 		e->used_ns = 0;
+		e->hot = 0;
 		memcpy(e->data, h->tmp, len);
 		e->next = (struct hv_ent *)(uintptr_t)*head;
 		*head = (uintptr_t)e;
@@ -341,43 +348,57 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 	return &h->src;
 }
 
-/* Read the ranges the last walk of the current process used, in batches of
- * at most HARVEST_PREFETCH_BATCH ranges and HARVEST_MAX_READ bytes, and
- * validate each one read whole as if the walk had read it now; see harvest.h. */
+/* A prefetched range, read whole (now: its bytes): the ranges of the last
+ * walk are validated as that walk's own read would (a change is a new
+ * generation, written); older ones only when unchanged and not due for a
+ * rewrite, else left to a walk that reads them. */
+static void prefetched(struct harvest *h, struct hv_proc *p, struct hv_ent *e, const uint8_t *now)
+{
+	h->st.prefetched++;
+	if (e->used_ns == p->last_walk_ns) {
+		update(h, p, e, now);
+	} else if (!e->reconfirm && !memcmp(e->data, now, e->len)) {
+		e->checked_ns = h->time_ns;
+		e->seen_ns = h->now_ns;
+	}
+}
+
+/* Read the ranges walks of the current process read in the last
+ * HARVEST_HOT_NS, in batches of at most HARVEST_PREFETCH_BATCH ranges and
+ * HARVEST_MAX_READ bytes, and validate each one read whole; see harvest.h. */
 void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx)
 {
 	struct harvest_range r[HARVEST_PREFETCH_BATCH];
 	struct hv_proc *p = proc_get(h, h->pid, 0);
-	struct hv_ent **ents;
-	size_t n, i = 0, k, nb, off;
+	size_t n = 0, i, k, nb, off;
 
-	if (!p || !p->nused)
+	if (!p)
 		return;
-	/* The walk of this sample lists what it reads anew. */
-	ents = p->used;
-	n = p->nused;
-	p->used = NULL;
-	p->nused = p->capused = 0;
-	while (i < n) {
+	/* Forget what no walk read lately. */
+	for (i = 0; i < p->nhot; i++) {
+		struct hv_ent *e = p->hot[i];
+
+		if (e->used_ns + HARVEST_HOT_NS < h->time_ns)
+			e->hot = 0;
+		else
+			p->hot[n++] = e;
+	}
+	p->nhot = n;
+	for (i = 0; i < n; i += nb) {
 		for (nb = 0, off = 0; i + nb < n && nb < HARVEST_PREFETCH_BATCH &&
-		     off + ents[i + nb]->len <= HARVEST_MAX_READ; nb++) {
-			r[nb].addr = ents[i + nb]->addr;
-			r[nb].len = ents[i + nb]->len;
+		     off + p->hot[i + nb]->len <= HARVEST_MAX_READ; nb++) {
+			r[nb].addr = p->hot[i + nb]->addr;
+			r[nb].len = p->hot[i + nb]->len;
 			r[nb].buf = h->tmp + off;
 			r[nb].ok = 0;
-			off += ents[i + nb]->len;
+			off += p->hot[i + nb]->len;
 		}
 		h->st.prefetch_calls++;
 		readv(ctx, r, nb);
-		for (k = 0; k < nb; k++) {
-			if (!r[k].ok)
-				continue;
-			h->st.prefetched++;
-			update(h, p, ents[i + k], r[k].buf);
-		}
-		i += nb;
+		for (k = 0; k < nb; k++)
+			if (r[k].ok)
+				prefetched(h, p, p->hot[i + k], r[k].buf);
 	}
-	free(ents);
 }
 
 /* Forget a process. */

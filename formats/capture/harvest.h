@@ -79,13 +79,15 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 				     uint64_t now_ns, const struct memsrc *live);
 
 /*
- * After harvest__source: read every range the previous walk of this
- * process read, in a few batched reads (readv), and validate each at this
- * sample as a live read of the walk would (unchanged: served from the
- * cache; changed: a new generation, written).  The walk then reads live
- * only what is new.  The bytes are read at the same moment as the walk's
- * own reads; a range the walk then does not use was still true at the
- * sample, so its record is never wrong, at worst not needed.
+ * After harvest__source: read every range walks of this process read in the
+ * last quarter second, in a few batched reads (readv), and validate them at
+ * this sample: a range the previous walk read as that walk's own live read
+ * would (unchanged: served from the cache; changed: a new generation,
+ * written); an older one only if unchanged (else a walk that needs it reads
+ * it live).  The walk then reads live only what is new.  The bytes are read
+ * at the same moment as the walk's own reads; a range the walk then does
+ * not use was still true at the sample, so its record is never wrong, at
+ * worst not needed.
  */
 void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx);
 

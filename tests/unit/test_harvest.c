@@ -170,6 +170,7 @@ static void test_prefetch(void)
 	struct harvest *h;
 	struct memtable *t;
 	uint8_t buf[64];
+	uint64_t n;
 	int fd = mkstemp(path), err;
 
 	CHECK(fd >= 0);
@@ -201,14 +202,29 @@ static void test_prefetch(void)
 	CHECK(walk_read(h, 20, a, sizeof(a), buf) == 0 && buf[0] == 9);
 	CHECK(walk_read(h, 20, c, sizeof(c), buf) == 0 && buf[0] == 3);
 	CHECK(st->live_reads == 3);		/* only c, new */
-	/* t=30: the last walk read a and c, not b; c cannot be read now. */
+	/* t=30: the last walk read a and c; b, read by the one before, is still
+	 * prefetched (unchanged: confirmed); c cannot be read now. */
 	unreadable = c;
 	harvest__source(h, (uint32_t)getpid(), 30, 30, &live);
 	harvest__prefetch(h, self_readv, NULL);
-	CHECK(st->prefetched == 3);		/* a only */
+	CHECK(st->prefetched == 4);		/* a and b */
 	CHECK(walk_read(h, 30, c, sizeof(c), buf) == 0 && buf[0] == 3);
 	CHECK(st->live_reads == 4);		/* c, read live by the walk */
-	CHECK(walk_read(h, 30, b, sizeof(b), buf) == 0 && st->live_reads == 5);
+	CHECK(walk_read(h, 30, b, sizeof(b), buf) == 0 && st->live_reads == 4);
+	/* t=40: a, not read by the last walk, changed: left to a walk that
+	 * reads it, which makes the new generation. */
+	unreadable = NULL;
+	a[0] = 7;
+	harvest__source(h, (uint32_t)getpid(), 40, 40, &live);
+	harvest__prefetch(h, self_readv, NULL);
+	CHECK(st->prefetched == 7 && st->generations == 1);
+	CHECK(walk_read(h, 40, a, sizeof(a), buf) == 0 && buf[0] == 7);
+	CHECK(st->live_reads == 5 && st->generations == 2);
+	/* A quarter second later nothing is prefetched any more. */
+	harvest__source(h, (uint32_t)getpid(), 40 + 300000000, 40 + 300000000, &live);
+	n = st->prefetch_calls;
+	harvest__prefetch(h, self_readv, NULL);
+	CHECK(st->prefetch_calls == n);
 	CHECK(harvest__error(h) == 0);
 	harvest__delete(h);
 	h = NULL;
@@ -223,8 +239,12 @@ static void test_prefetch(void)
 		const struct memtable_entry *e2 = memtable__lookup(t, (uint32_t)getpid(),
 								   (uint64_t)(uintptr_t)a, sizeof(a), 25);
 
+		const struct memtable_entry *e3 = memtable__lookup(t, (uint32_t)getpid(),
+								   (uint64_t)(uintptr_t)a, sizeof(a), 45);
+
 		CHECK(e1 && e1->data[0] == 1);
 		CHECK(e2 && e2->data[0] == 9);
+		CHECK(e3 && e3->data[0] == 7);
 		memtable__delete(t);
 	}
 out:
