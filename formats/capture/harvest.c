@@ -12,7 +12,8 @@
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
-#define HARVEST_HOT_NS		250000000ull	/* prefetch what walks read this recently */
+#define HARVEST_HOT_NS		250000000ull	/* prefetch what walks read this recently, */
+#define HARVEST_HOT_WALKS	8	/* and only the last this many walks */
 
 struct hv_ent {
 	struct hv_ent *next;	/* another length at the same address */
@@ -42,6 +43,8 @@ struct hv_proc {
 	struct hv_ent **hot;	/* the ranges walks of this process read lately */
 	size_t nhot, caphot;
 	uint64_t last_walk_ns;	/* sample time of its last walk */
+	uint64_t walk_ns[HARVEST_HOT_WALKS];	/* of its last walks (a ring) */
+	unsigned nwalks;
 };
 
 struct harvest {
@@ -197,6 +200,8 @@ static void note_used(struct hv_proc *p, struct hv_ent *e, uint64_t t)
 	if (!p)
 		return;
 	e->used_ns = t;
+	if (p->last_walk_ns != t)
+		p->walk_ns[p->nwalks++ % HARVEST_HOT_WALKS] = t;
 	p->last_walk_ns = t;
 	if (!e->hot && VEC_GROW(p->hot, &p->caphot, p->nhot + 1) == 0) {
 		p->hot[p->nhot++] = e;
@@ -363,22 +368,28 @@ static void prefetched(struct harvest *h, struct hv_proc *p, struct hv_ent *e, c
 	}
 }
 
-/* Read the ranges walks of the current process read in the last
- * HARVEST_HOT_NS, in batches of at most HARVEST_PREFETCH_BATCH ranges and
+/* Read the ranges walks of the current process read lately (see above),
+ * in batches of at most HARVEST_PREFETCH_BATCH ranges and
  * HARVEST_MAX_READ bytes, and validate each one read whole; see harvest.h. */
 void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx)
 {
 	struct harvest_range r[HARVEST_PREFETCH_BATCH];
 	struct hv_proc *p = proc_get(h, h->pid, 0);
 	size_t n = 0, i, k, nb, off;
+	uint64_t since;
 
 	if (!p)
 		return;
-	/* Forget what no walk read lately. */
+	/* Forget what no walk read lately: in the last HARVEST_HOT_NS and the
+	 * last HARVEST_HOT_WALKS walks (a working set of thousands of traces
+	 * sampled in turn would otherwise all be read at every sample). */
+	since = h->time_ns > HARVEST_HOT_NS ? h->time_ns - HARVEST_HOT_NS : 0;
+	if (p->nwalks >= HARVEST_HOT_WALKS && p->walk_ns[p->nwalks % HARVEST_HOT_WALKS] > since)
+		since = p->walk_ns[p->nwalks % HARVEST_HOT_WALKS];
 	for (i = 0; i < p->nhot; i++) {
 		struct hv_ent *e = p->hot[i];
 
-		if (e->used_ns + HARVEST_HOT_NS < h->time_ns)
+		if (e->used_ns < since)
 			e->hot = 0;
 		else
 			p->hot[n++] = e;

@@ -79,8 +79,9 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 				     uint64_t now_ns, const struct memsrc *live);
 
 /*
- * After harvest__source: read every range walks of this process read in the
- * last quarter second, in a few batched reads (readv), and validate them at
+ * After harvest__source: read every range the last 8 walks of this process
+ * read (those of the last quarter second at most), in a few batched reads
+ * (readv), and validate them at
  * this sample: a range the previous walk read as that walk's own live read
  * would (unchanged: served from the cache; changed: a new generation,
  * written); an older one only if unchanged (else a walk that needs it reads
