@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
@@ -89,98 +88,6 @@ static int start_child(struct recorder *rc, int *release_fd)
 	return 0;
 }
 
-/* The ranges of one batched read, in address order. */
-struct rr_batch {
-	pid_t pid;
-	struct harvest_range *r;
-	uint32_t ord[HARVEST_PREFETCH_BATCH];	/* indexes into r, by address */
-	size_t pos[HARVEST_PREFETCH_BATCH];	/* where each (by ord) starts in the copied stream */
-	struct iovec local[2 * HARVEST_PREFETCH_BATCH], remote[HARVEST_PREFETCH_BATCH];
-	uint8_t gap[LJS_PAGE_SIZE];		/* the bytes between merged ranges go here */
-};
-
-/* Order ranges by address (insertion sort: a batch is small and mostly in
- * the order the walk read them). */
-static void rr_sort(struct rr_batch *b, size_t n)
-{
-	size_t i, j;
-
-	for (i = 0; i < n; i++) {
-		uint32_t v = (uint32_t)i;
-
-		for (j = i; j > 0 && b->r[b->ord[j - 1]].addr > b->r[v].addr; j--)
-			b->ord[j] = b->ord[j - 1];
-		b->ord[j] = v;
-	}
-}
-
-/*
- * Read the ranges ord[from..n) in one process_vm_readv: a range that starts
- * on the page where the previous one ends joins its remote iovec (the bytes
- * between go to a scratch local iovec), since the kernel pins and locks per
- * remote iovec; that page is mapped, the previous range being on it.  Marks
- * the ranges copied whole; returns the index (in ord) where the next call
- * starts, after the remote iovec the kernel stopped in, or n.
- */
-static size_t rr_call(struct rr_batch *b, size_t from, size_t n)
-{
-	size_t i, nl = 0, nr = 0, stream = 0;
-	uint64_t end = 0;
-	ssize_t got;
-
-	for (i = from; i < n; i++) {
-		const struct harvest_range *x = &b->r[b->ord[i]];
-
-		if (nr && x->addr >= end && x->addr / LJS_PAGE_SIZE == (end - 1) / LJS_PAGE_SIZE) {
-			size_t g = x->addr - end;
-
-			if (g) {
-				b->local[nl++] = (struct iovec){ b->gap, g };
-				stream += g;
-			}
-			b->remote[nr - 1].iov_len += g + x->len;
-		} else {
-			b->remote[nr++] = (struct iovec){ (void *)(uintptr_t)x->addr, x->len };
-		}
-		b->pos[i] = stream;
-		b->local[nl++] = (struct iovec){ x->buf, x->len };
-		stream += x->len;
-		end = x->addr + x->len;
-	}
-	got = process_vm_readv(b->pid, b->local, nl, b->remote, nr, 0);
-	if (got < 0)
-		return n;	/* gone, or nothing readable: the walk reads live */
-	for (i = from; i < n && b->pos[i] + b->r[b->ord[i]].len <= (size_t)got; i++)
-		b->r[b->ord[i]].ok = 1;
-	if (i == n)
-		return n;
-	/* Skip what is left of the remote iovec it stopped in. */
-	for (end = b->r[b->ord[i]].addr + b->r[b->ord[i]].len, i++; i < n; i++) {
-		const struct harvest_range *x = &b->r[b->ord[i]];
-
-		if (!(x->addr >= end && x->addr / LJS_PAGE_SIZE == (end - 1) / LJS_PAGE_SIZE))
-			break;
-		end = x->addr + x->len;
-	}
-	return i;
-}
-
-/* harvest_readv_fn over process_vm_readv (ctx: the recorder's struct
- * rr_batch, pid set): a batch in as few calls as its faults allow (one when
- * every range is readable). */
-static void read_ranges(void *ctx, struct harvest_range *r, size_t n)
-{
-	struct rr_batch *b = ctx;
-	size_t i = 0;
-
-	b->r = r;
-	if (n > HARVEST_PREFETCH_BATCH)
-		n = HARVEST_PREFETCH_BATCH;
-	rr_sort(b, n);
-	while (i < n)
-		i = rr_call(b, i, n);
-}
-
 /*
  * Walk a LuaJIT sample now, while the process is alive, so that every byte
  * the walk needs beyond the sample (bytecode, protos, names, line info) is
@@ -205,8 +112,7 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	}
 	livemem__init(&live, &lm, (int)s->pid, NULL);
 	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0, &live));
-	rc->rr->pid = (pid_t)s->pid;
-	harvest__prefetch(rc->hv, read_ranges, rc->rr);
+	rr_batch__prefetch(rc->rr, rc->hv, (pid_t)s->pid);
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;
 		rc->walked_complete += st.complete && !st.nunknown;
@@ -618,7 +524,7 @@ static int open_parts(struct recorder *rc)
 	rc->hv = harvest__new(rc->w, 256u << 20);
 	rc->walker = ljw__new();
 	rc->kips = ksym_ipset__new();
-	rc->rr = malloc(sizeof(*rc->rr));
+	rc->rr = rr_batch__new();
 	if (!rc->hv || !rc->walker || !rc->kips || !rc->rr) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		return -1;
@@ -787,7 +693,7 @@ out:
 	ljw__delete(rc.walker);
 	harvest__delete(rc.hv);
 	ksym_ipset__delete(rc.kips);
-	free(rc.rr);
+	rr_batch__delete(rc.rr);
 	if (rc.w) {
 		err = snapfile_writer__close(rc.w);
 		if (err) {
