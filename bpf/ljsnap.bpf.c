@@ -65,6 +65,14 @@ struct {
 	__type(value, __u64);			/* validated global_State */
 } tid_g SEC(".maps");
 
+/* When this CPU last woke the reader for a LuaJIT sample (see ljsnap_sample). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lj_wake SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LJS_ERR__MAX);
@@ -132,6 +140,7 @@ struct rec {
 	/* the next section to emit (BPF functions take at most five arguments) */
 	__u64 q_addr;
 	__u32 q_kind, q_want, q_full, q_aux, q_cut;
+	__u32 q_end;		/* the window ends where the stack does */
 };
 
 struct copy_ctx {
@@ -216,7 +225,7 @@ __noinline __u32 emit_section(struct rec *r)
 	h = (void *)(buf + (hoff & LJS_REC_OFF_MASK));
 	h->kind = r->q_kind;
 	h->status = c.fault ? (c.done ? LJS_ST_PARTIAL : LJS_ST_FAULT)
-			    : (cut ? LJS_ST_TRUNCATED : LJS_ST_OK);
+			    : cut ? LJS_ST_TRUNCATED : r->q_end ? LJS_ST_PARTIAL : LJS_ST_OK;
 	h->len = c.done;
 	h->addr = r->q_addr;
 	h->want = r->q_full;
@@ -235,6 +244,7 @@ static __always_inline __u32 emit_window(struct rec *r, __u32 kind, __u64 addr, 
 	r->q_full = len;
 	r->q_aux = aux;
 	r->q_cut = 0;
+	r->q_end = 0;
 	return emit_section(r);
 }
 
@@ -283,6 +293,7 @@ __noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
 	r->q_full = full;
 	r->q_aux = resumer ? r->depth : 0;
 	r->q_cut = want < full;
+	r->q_end = 0;
 	got = emit_section(r);
 	if (got < want)
 		err_inc(err_fault);
@@ -466,6 +477,59 @@ static __always_inline int get_user_regs(struct bpf_perf_event_data *ctx, struct
 	return (out->cs & 3) == 3 ? 0 : -1;
 }
 
+/*
+ * The user stack from sp up.  On the main thread's stack, what lies above
+ * the initial sp is argv, envp and auxv: no frame of it.  Copy up to it
+ * (and a little, argc and the first pointers) instead of to the mapping's
+ * end, which also ends the copy with a fault.
+ */
+static __always_inline void emit_ustack(struct rec *r, __u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+
+	r->q_kind = LJS_SEC_USTACK;
+	r->q_addr = sp;
+	r->q_want = r->q_full = cfg_ustack_bytes;
+	r->q_aux = r->q_cut = r->q_end = 0;
+	if (top > sp && top - sp + LJS_USTACK_TOP_SLACK <= r->q_want) {
+		r->q_want = r->q_full = (__u32)(top - sp) + LJS_USTACK_TOP_SLACK;
+		r->q_end = 1;
+	}
+	if (emit_section(r) == 0)
+		err_inc(LJS_ERR_USTACK_FAULT);
+}
+
+/*
+ * The ring-buffer flags of a sample.  A LuaJIT sample must reach the
+ * reader within a millisecond or two: it walks the sample against live
+ * memory, and code that is loaded and dropped can be freed milliseconds
+ * after it ran (with a 5 ms delay, report_gen.sh lost 20% of its chains).
+ * But a wakeup from here is an irq_work, a self-IPI, and on a virtual
+ * machine that costs more than the whole copy (6 of 9 us per sample,
+ * measured with kernel.bpf_stats_enabled).  So the reader polls every
+ * millisecond while LuaJIT samples come (daemon/record.c), and this
+ * program wakes it only to start that: for the first LuaJIT sample after
+ * LJS_LJ_WAKE_NS without a wakeup from this CPU (adaptive: only if it is
+ * waiting).  Other samples wake it only once there is a batch.
+ */
+static __always_inline __u64 wake_flags(const struct ljs_sample_hdr *hdr)
+{
+	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= LJS_WAKEUP_BYTES ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u32 zero = 0;
+	__u64 *last;
+
+	if (!hdr->g || wake != BPF_RB_NO_WAKEUP)
+		return wake;
+	last = bpf_map_lookup_elem(&lj_wake, &zero);
+	if (last && hdr->time_ns - *last >= LJS_LJ_WAKE_NS) {
+		*last = hdr->time_ns;
+		wake = 0;
+	}
+	return wake;
+}
+
 SEC("perf_event")
 int ljsnap_sample(struct bpf_perf_event_data *ctx)
 {
@@ -521,12 +585,8 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
-	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
-		__u32 want = cfg_ustack_bytes;
-
-		if (emit_window(&r, LJS_SEC_USTACK, hdr->regs.sp, want, 0) == 0)
-			err_inc(LJS_ERR_USTACK_FAULT);
-	}
+	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID)
+		emit_ustack(&r, hdr->regs.sp);
 
 	c = bpf_map_lookup_elem(&proc_cfg, &tgid);
 	if (c) {
@@ -538,20 +598,7 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	/* The scratch pointer is still valid: map values do not move. */
 	hdr->nsec = r.nsec;
 	hdr->size = r.off;
-	/*
-	 * A LuaJIT sample wakes the reader at once (adaptive wakeup: only when
-	 * it is waiting): it walks the sample against live memory, and code
-	 * that is loaded and dropped can be freed milliseconds after it ran
-	 * (with a 5 ms polling delay instead, report_gen.sh lost 20% of its
-	 * chains).  Other samples wake it only once there is a batch, since a
-	 * wakeup per sample costs more than the copy; the reader also drains
-	 * on a short timer.
-	 */
-	if (hdr->g)
-		wake = 0;
-	else
-		wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= LJS_WAKEUP_BYTES ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	wake = wake_flags(hdr);
 	len = r.off;
 	if (len > LJS_REC_MAX)
 		len = LJS_REC_MAX;

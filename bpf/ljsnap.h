@@ -29,8 +29,10 @@
 #define LJS_CFRAME_CHAIN_MAX	16	/* SAVE_CFRAME links followed per thread */
 #define LJS_LSTACK_SLACK	2048	/* bytes copied above the highest base (framesize <= 255 slots) */
 #define LJS_RES_LSTACK_MAX	(8 * 1024)	/* Lua stack bytes per resumer (newest kept) */
+#define LJS_USTACK_TOP_SLACK	64	/* bytes copied above mm->start_stack (argc, argv[0]...) */
 #define LJS_PAGE_SIZE		4096
 #define LJS_WAKEUP_BYTES	(256 * 1024)	/* wake the reader once this much is queued */
+#define LJS_LJ_WAKE_NS		(50 * 1000 * 1000)	/* LuaJIT samples wake the reader at most this often per CPU */
 
 /* The largest record the program emits.  Every write into the per-CPU
  * scratch record goes to (offset & LJS_REC_OFF_MASK) and is at most one page
@@ -84,7 +86,9 @@ struct ljs_sample_hdr {
  * kernel stack), tagged with the address it was copied from. */
 enum ljs_sec_kind {
 	LJS_SEC_KSTACK = 1,	/* u64 kernel IPs; addr = 0 */
-	LJS_SEC_USTACK = 2,	/* user stack from regs.sp upward */
+	LJS_SEC_USTACK = 2,	/* user stack from regs.sp upward (on the main thread's
+				 * stack, to mm->start_stack + LJS_USTACK_TOP_SLACK
+				 * at most, status PARTIAL: its end) */
 	LJS_SEC_G = 3,		/* window of global_State at g */
 	LJS_SEC_L = 4,		/* window of the running lua_State (cur_L) */
 	LJS_SEC_LSTACK = 5,	/* used Lua stack slots of cur_L (newest kept) */
@@ -99,7 +103,7 @@ enum ljs_sec_status {
 	LJS_ST_OK = 0,		/* copied completely */
 	LJS_ST_TRUNCATED = 1,	/* copied, but cut to the budget (newest part kept) */
 	LJS_ST_FAULT = 2,	/* read fault: len is what was copied before it */
-	LJS_ST_PARTIAL = 3,	/* stopped at the end of the mapping (stack top) */
+	LJS_ST_PARTIAL = 3,	/* stopped at the end of the stack (mapping end or start_stack) */
 };
 
 struct ljs_sec_hdr {

@@ -8,8 +8,13 @@
 #ifndef LJSNAP_KERN_H
 #define LJSNAP_KERN_H
 
+struct mm_struct {
+	unsigned long start_stack;	/* the initial user sp: argc, then argv[], envp[], auxv */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int flags;
+	struct mm_struct *mm;
 	int pid;
 	int tgid;
 	char comm[16];

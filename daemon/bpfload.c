@@ -263,17 +263,24 @@ int bpfload__ringbuf_fd(struct bpfload *bl)
 	return bpf_map__fd(bl->skel->maps.events);
 }
 
-/* Run-time statistics of the sampling program. */
+/* Run-time statistics of every program loaded (the sampling program and the
+ * fork/exec/exit tracepoints, which run for every task of the machine). */
 int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt)
 {
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
+	struct bpf_program *prog;
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(bl->skel->progs.ljsnap_sample), &info, &len))
-		return -errno;
-	*run_ns = info.run_time_ns;
-	*run_cnt = info.run_cnt;
+	*run_ns = *run_cnt = 0;
+	bpf_object__for_each_program(prog, bl->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		if (prog == bl->skel->progs.ljsnap_sample)
+			*run_cnt += info.run_cnt;
+	}
 	return 0;
 }
 

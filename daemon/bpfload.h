@@ -50,8 +50,9 @@ int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX]);
 /* Ring-buffer fd for ring_buffer__new. */
 int bpfload__ringbuf_fd(struct bpfload *bl);
 
-/* Total BPF run time and run count of the sampling program (non-zero only
- * while run-time statistics are on: opts.run_stats, or kernel.bpf_stats_enabled). */
+/* Total BPF run time of every program loaded (sampling and tracepoints) and
+ * the run count of the sampling program (non-zero only while run-time
+ * statistics are on: opts.run_stats, or kernel.bpf_stats_enabled). */
 int bpfload__prog_stats(struct bpfload *bl, uint64_t *run_ns, uint64_t *run_cnt);
 
 /* Sample at hz from now on, on every CPU: 0 or the first negative errno. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "daemon/cmds.h"
@@ -35,6 +36,18 @@ static void on_signal(int sig)
 /* Samples older than this when the recorder reaches them are not walked
  * (see harvest_sample). */
 #define RECORD_WALK_MAX_LAG_NS	500000000ull
+
+/* How long the loop sleeps on the ring buffer (ms): while LuaJIT samples
+ * came in the last RECORD_LJ_BUSY_NS, RECORD_POLL_LJ_MS, since the BPF
+ * program does not wake us for each of them (see ljsnap_sample); else
+ * RECORD_POLL_MS.  RECORD_LJ_BUSY_NS is above LJS_LJ_WAKE_NS, so the first
+ * LuaJIT sample after a quiet spell always wakes us. */
+#define RECORD_POLL_LJ_MS	1
+#define RECORD_POLL_MS		20
+#define RECORD_LJ_BUSY_NS	(2 * LJS_LJ_WAKE_NS)
+/* The loop's housekeeping (the command's end, re-inspection, the rate) runs
+ * at most this often. */
+#define RECORD_HOUSEKEEP_NS	10000000ull
 
 /* Monotonic clock in ns (the clock of bpf_ktime_get_ns). */
 static uint64_t now_ns(void)
@@ -99,6 +112,7 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 	}
 	livemem__init(&live, &lm, (int)s->pid, NULL);
 	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0, &live));
+	rr_batch__prefetch(rc->rr, rc->hv, (pid_t)s->pid);
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;
 		rc->walked_complete += st.complete && !st.nunknown;
@@ -164,38 +178,6 @@ static void note_kernel_ips(struct recorder *rc, const struct ljs_sample *s)
 	}
 }
 
-/* Write the kernel symbols that resolve every kernel IP seen. */
-static void write_ksyms(struct recorder *rc)
-{
-	struct ksym *sel = NULL;
-	struct ksyms *ks = NULL;
-	const uint64_t *ips;
-	size_t n = 0, nsel = 0, i;
-	int err;
-
-	ips = rc->kips && rc->w ? ksym_ipset__values(rc->kips, &n) : NULL;
-	if (!n)
-		return;
-	err = ksyms__load(NULL, &ks);
-	if (err) {
-		if (!rc->o.quiet)
-			fprintf(stderr, "ljsnap: kernel symbols unavailable (%s): kernel frames will "
-				"show as addresses\n", err == -EPERM ? "/proc/kallsyms hides addresses; "
-				"run as root, add CAP_SYSLOG or set kernel.kptr_restrict=0" : strerror(-err));
-		return;
-	}
-	if (ksyms__select(ks, ips, n, &sel, &nsel) == 0) {
-		for (i = 0; i < nsel; i += SNAPFILE_KSYMS_PER_REC) {
-			err = snapfile_writer__ksyms(rc->w, sel + i, nsel - i < SNAPFILE_KSYMS_PER_REC ?
-						     nsel - i : SNAPFILE_KSYMS_PER_REC);
-			if (err && !rc->werr)
-				rc->werr = err;
-		}
-	}
-	free(sel);
-	ksyms__delete(ks);
-}
-
 /* One sample or task event. */
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -237,6 +219,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (p && p->has_luajit)
 			inspect__sample(rc, p, &s);
 		if (p && p->has_luajit && s.g) {
+			rc->lj_last_ns = s.time_ns;
 			if (s.g != p->g_hint)
 				set_g_hint(rc, p, s.g);
 			if (rc->hv)
@@ -357,13 +340,24 @@ static void reinspect(struct recorder *rc, uint64_t now)
 		inspect__again(rc, p, NULL, now);
 }
 
+/* The recorder's own CPU time so far (user + sys, ns; not its command's). */
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
 /* Write the statistics record and print the summary. */
 static void finish(struct recorder *rc, int quiet)
 {
 	static const char *names[] = LJS_ERR_NAMES;
 	static const struct harvest_stats none;
 	const struct harvest_stats *hs = rc->hv ? harvest__stats(rc->hv) : &none;
-	struct snapfile_stat st[LJS_ERR__MAX + 32];
+	struct snapfile_stat st[LJS_ERR__MAX + 36];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
@@ -388,6 +382,8 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "walked_complete", rc->walked_complete };
 	st[n++] = (struct snapfile_stat){ "walk_ns", rc->walk_ns };
 	st[n++] = (struct snapfile_stat){ "walk_skipped_lag", rc->walk_skipped };
+	st[n++] = (struct snapfile_stat){ "recorder_cpu_ns", self_cpu_ns() };
+	st[n++] = (struct snapfile_stat){ "recorder_loop_cpu_ns", rc->cpu_loop_ns };
 	st[n++] = (struct snapfile_stat){ "bpf_map_failures", rc->map_failures };
 	st[n++] = (struct snapfile_stat){ "harvest_records", hs->records };
 	st[n++] = (struct snapfile_stat){ "harvest_bytes", hs->bytes };
@@ -400,6 +396,8 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "embedded_raw_bytes", rc->emb.raw };
 	st[n++] = (struct snapfile_stat){ "embedded_bytes", rc->emb.packed };
 	st[n++] = (struct snapfile_stat){ "embed_ns", rc->emb.ns };
+	st[n++] = (struct snapfile_stat){ "harvest_prefetch_calls", hs->prefetch_calls };
+	st[n++] = (struct snapfile_stat){ "harvest_prefetched", hs->prefetched };
 	n += record_rate__stats(rc, end_ns, st + n);
 	for (k = 0; k < LJS_ERR__MAX; k++)
 		st[n++] = (struct snapfile_stat){ names[k], ctr[k] };
@@ -551,7 +549,8 @@ static int open_parts(struct recorder *rc)
 	rc->hv = rc->w ? harvest__new(rc->w, 256u << 20) : NULL;
 	rc->walker = ljw__new();
 	rc->kips = ksym_ipset__new();
-	if ((rc->w && !rc->hv) || !rc->walker || !rc->kips) {
+	rc->rr = rr_batch__new();
+	if ((rc->w && !rc->hv) || !rc->walker || !rc->kips || !rc->rr) {
 		fprintf(stderr, "ljsnap record: out of memory\n");
 		return -1;
 	}
@@ -612,16 +611,19 @@ static int add_targets(struct recorder *rc)
  * command or of every -p target, or the duration. */
 static void record_loop(struct recorder *rc)
 {
-	uint64_t t0, last_tick, now;
-	int err;
+	uint64_t t0, last_tick, last_house = 0, now;
+	int err, timeout;
 
 	t0 = last_tick = now_ns();
 	while (!g_stop && !rc->rate.stop) {
-		/* Other samples wake us only in batches (see the BPF program):
-		 * drain on a timer too. */
+		/* The BPF program wakes us only in batches and at the start of
+		 * LuaJIT samples: drain on a timer too. */
 		rc->batch = 0;
-		err = ring_buffer__poll(rc->rb, rc->hooks && rc->hooks->tick_ms &&
-					rc->hooks->tick_ms < 20 ? rc->hooks->tick_ms : 20);
+		now = now_ns();
+		timeout = now - rc->lj_last_ns < RECORD_LJ_BUSY_NS ? RECORD_POLL_LJ_MS : RECORD_POLL_MS;
+		if (rc->hooks && rc->hooks->tick_ms && rc->hooks->tick_ms < timeout)
+			timeout = rc->hooks->tick_ms;
+		err = ring_buffer__poll(rc->rb, timeout);
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
 		if (err < 0 && err != -EINTR && err != -EAGAIN) {
@@ -635,6 +637,9 @@ static void record_loop(struct recorder *rc)
 			break;
 		}
 		now = now_ns();
+		if (now - last_house < RECORD_HOUSEKEEP_NS)
+			continue;
+		last_house = now;
 		if (rc->child && !rc->child_done &&
 		    waitpid(rc->child, &rc->child_status, WNOHANG) == rc->child)
 			rc->child_done = 1;
@@ -672,7 +677,7 @@ static void record_stop(struct recorder *rc)
 		waitpid(rc->child, &rc->child_status, 0);
 		rc->child_done = 1;
 	}
-	write_ksyms(rc);
+	record__write_ksyms(rc);
 	finish(rc, rc->o.quiet);
 }
 
@@ -705,7 +710,9 @@ int record__run(struct recorder *rcp)
 		fprintf(stderr, "ljsnap: starting at %u Hz, raised towards %u Hz while the cost of "
 			"sampling allows (--max-cpu-percent %u)\n", rc.rate.freq, rc.o.freq,
 			rc.o.max_cpu_pct);
+	rc.cpu_loop_ns = self_cpu_ns();
 	record_loop(&rc);
+	rc.cpu_loop_ns = self_cpu_ns() - rc.cpu_loop_ns;
 	record_stop(&rc);
 	ret = rc.werr ? 1 : 0;
 out:
@@ -713,6 +720,7 @@ out:
 	ljw__delete(rc.walker);
 	harvest__delete(rc.hv);
 	ksym_ipset__delete(rc.kips);
+	rr_batch__delete(rc.rr);
 	if (rc.w) {
 		err = snapfile_writer__close(rc.w);
 		if (err) {

@@ -21,6 +21,7 @@ struct ksym_ipset;
 struct ljs_sample;
 struct lj_proc_detect;
 struct procmap_desc;
+struct rr_batch;
 
 /* The ranges of record's options. */
 #define RECORD_FREQ_MAX		100000		/* -F, Hz */
@@ -101,6 +102,9 @@ struct recorder {
 	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
 	uint64_t walk_ns;	/* time spent walking and harvesting */
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
+	uint64_t lj_last_ns;	/* time of the last LuaJIT sample (sets the poll timeout) */
+	uint64_t cpu_loop_ns;	/* the recorder's CPU time in its sampling loop */
+	struct rr_batch *rr;	/* batched reads of the harvest (record_readv.c) */
 	uint64_t map_failures;	/* BPF map updates that failed (a process not sampled,
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
@@ -166,6 +170,16 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
  * their last inspection: idle ones cost nothing. */
 void inspect__again(struct recorder *rc, struct proc *p, const struct ljs_sample *s,
 		    uint64_t now_ns);
+
+/* Batched reads of a target's memory (record_readv.c): harvest__prefetch
+ * for the current sample of pid, many ranges per process_vm_readv. */
+struct rr_batch *rr_batch__new(void);
+void rr_batch__delete(struct rr_batch *b);
+void rr_batch__prefetch(struct rr_batch *b, struct harvest *hv, pid_t pid);
+
+/* Write the KSYMS records: the kernel symbols that resolve every kernel IP
+ * seen (record_ksyms.c). */
+void record__write_ksyms(struct recorder *rc);
 
 /* Write an exit note for a process. */
 void inspect__exited(struct recorder *rc, struct proc *p, uint64_t now_ns);

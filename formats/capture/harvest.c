@@ -8,9 +8,12 @@
 #include "formats/capture/harvest.h"
 #include "formats/capture/snapfile.h"
 #include "symtab/intmap.h"
+#include "symtab/vec.h"
 
 #define HARVEST_MAX_READ	(1u << 20)	/* larger reads are refused */
 #define HARVEST_PAGE_SHIFT	12	/* the overlap index works by 4 KiB page */
+#define HARVEST_HOT_NS		250000000ull	/* prefetch what walks read this recently, */
+#define HARVEST_HOT_WALKS	8	/* and only the last this many walks */
 
 struct hv_ent {
 	struct hv_ent *next;	/* another length at the same address */
@@ -20,7 +23,9 @@ struct hv_ent {
 	uint64_t gen;		/* 1 for the first content seen, +1 per change */
 	uint64_t checked_ns;	/* sample time of the last live validation */
 	uint64_t seen_ns;	/* when that read happened (the recorder's clock) */
+	uint64_t used_ns;	/* sample time of the last walk that read it */
 	int reconfirm;		/* an overlapping range was written with other bytes */
+	int hot;		/* in its process's hot list */
 	uint8_t data[];
 };
 
@@ -35,6 +40,11 @@ struct hv_pref {
 struct hv_proc {
 	struct intmap ents;	/* addr -> struct hv_ent * */
 	struct intmap pages;	/* page -> struct hv_pref * */
+	struct hv_ent **hot;	/* the ranges walks of this process read lately */
+	size_t nhot, caphot;
+	uint64_t last_walk_ns;	/* sample time of its last walk */
+	uint64_t walk_ns[HARVEST_HOT_WALKS];	/* of its last walks (a ring) */
+	unsigned nwalks;
 };
 
 struct harvest {
@@ -101,6 +111,7 @@ static void proc_free(struct harvest *h, struct hv_proc *p)
 	}
 	intmap__exit(&p->pages);
 	intmap__exit(&p->ents);
+	free(p->hot);
 	free(p);
 }
 
@@ -182,13 +193,65 @@ static void write_gen(struct harvest *h, struct hv_proc *p, struct hv_ent *e, ui
 	mark_overlaps(p, e);
 }
 
+/* Remember that the walk of the sample at t read e (best effort: a range
+ * left out is only not prefetched). */
+static void note_used(struct hv_proc *p, struct hv_ent *e, uint64_t t)
+{
+	if (!p)
+		return;
+	e->used_ns = t;
+	if (p->last_walk_ns != t)
+		p->walk_ns[p->nwalks++ % HARVEST_HOT_WALKS] = t;
+	p->last_walk_ns = t;
+	if (!e->hot && VEC_GROW(p->hot, &p->caphot, p->nhot + 1) == 0) {
+		p->hot[p->nhot++] = e;
+		e->hot = 1;
+	}
+}
+
+/*
+ * The bytes of cached range e were just read live, at the current sample:
+ * unchanged, it is confirmed (and written again if an overlapping range
+ * disagreed, see harvest.h); changed, it is a new generation.  The change
+ * happened after the old bytes were last seen.  Usually that was before
+ * this sample was taken, and the sample, which led here, used the object
+ * now there: valid from the sample on.  But a recorder that trails its
+ * samples may have seen the old bytes after this sample was taken: then
+ * the sample used those, and the new ones are valid from now (the object
+ * was freed since: lua_close at exit, say).
+ */
+static void update(struct harvest *h, struct hv_proc *p, struct hv_ent *e, const uint8_t *now)
+{
+	uint64_t t = h->time_ns;
+
+	if (!memcmp(e->data, now, e->len)) {
+		e->checked_ns = h->time_ns;
+		e->seen_ns = h->now_ns;
+		if (e->reconfirm) {
+			h->st.reconfirmed++;
+			write_gen(h, p, e, h->time_ns);
+		}
+		return;
+	}
+	if (e->seen_ns >= h->time_ns) {
+		t = h->now_ns;
+		h->st.late_changes++;
+	}
+	memcpy(e->data, now, e->len);
+	e->gen++;
+	h->st.generations++;
+	e->checked_ns = h->time_ns;
+	e->seen_ns = h->now_ns;
+	write_gen(h, p, e, t);
+}
+
 /* memsrc read: cache validated at this sample, else live (see harvest.h). */
 static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
 	struct harvest *h = ms->ctx;
 	struct hv_proc *p;
 	struct hv_ent *e = NULL;
-	uint64_t t, v, *head;
+	uint64_t v, *head;
 	int err;
 
 	if (len == 0 || len > HARVEST_MAX_READ)
@@ -199,6 +262,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		for (e = (struct hv_ent *)(uintptr_t)v; e && e->len != len; e = e->next)
 			;
 	if (e && e->checked_ns == h->time_ns) {
+		note_used(p, e, h->time_ns);
 		memcpy(buf, e->data, len);
 		return 0;
 	}
@@ -213,35 +277,12 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		return 0;
 	}
 	memcpy(buf, h->tmp, len);
-	if (e && !memcmp(e->data, h->tmp, len)) {
-		e->checked_ns = h->time_ns;
-		e->seen_ns = h->now_ns;
-		if (e->reconfirm) {
-			h->st.reconfirmed++;
-			write_gen(h, p, e, h->time_ns);
-		}
+	if (e) {
+		update(h, p, e, h->tmp);
+		note_used(p, e, h->time_ns);
 		return 0;
 	}
-	t = h->time_ns;
-	if (e) {
-		/*
-		 * New content at a known address: a new generation.  The change
-		 * happened after the old bytes were last seen.  Usually that was
-		 * before this sample was taken, and the sample, which led here,
-		 * used the object now there: valid from the sample on.  But a
-		 * recorder that trails its samples may have seen the old bytes
-		 * after this sample was taken: then the sample used those, and
-		 * the new ones are valid from now (the object was freed since:
-		 * lua_close at exit, say).
-		 */
-		if (e->seen_ns >= h->time_ns) {
-			t = h->now_ns;
-			h->st.late_changes++;
-		}
-		memcpy(e->data, h->tmp, len);
-		e->gen++;
-		h->st.generations++;
-	} else {
+	{
 		if (h->bytes + len > h->max_bytes) {
 			clear_all(h);
 			h->st.evictions++;
@@ -255,6 +296,8 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 		e->len = len;
 		e->gen = 1;
 		e->reconfirm = 0;
+		e->used_ns = 0;
+		e->hot = 0;
 		memcpy(e->data, h->tmp, len);
 		e->next = (struct hv_ent *)(uintptr_t)*head;
 		*head = (uintptr_t)e;
@@ -263,7 +306,8 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	}
 	e->checked_ns = h->time_ns;
 	e->seen_ns = h->now_ns;
-	write_gen(h, p, e, t);
+	write_gen(h, p, e, h->time_ns);
+	note_used(p, e, h->time_ns);
 	return 0;
 }
 
@@ -307,6 +351,65 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 	h->src.ctx = h;
 	h->src.next = NULL;
 	return &h->src;
+}
+
+/* A prefetched range, read whole (now: its bytes): the ranges of the last
+ * walk are validated as that walk's own read would (a change is a new
+ * generation, written); older ones only when unchanged and not due for a
+ * rewrite, else left to a walk that reads them. */
+static void prefetched(struct harvest *h, struct hv_proc *p, struct hv_ent *e, const uint8_t *now)
+{
+	h->st.prefetched++;
+	if (e->used_ns == p->last_walk_ns) {
+		update(h, p, e, now);
+	} else if (!e->reconfirm && !memcmp(e->data, now, e->len)) {
+		e->checked_ns = h->time_ns;
+		e->seen_ns = h->now_ns;
+	}
+}
+
+/* Read the ranges walks of the current process read lately (see above),
+ * in batches of at most HARVEST_PREFETCH_BATCH ranges and
+ * HARVEST_MAX_READ bytes, and validate each one read whole; see harvest.h. */
+void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx)
+{
+	struct harvest_range r[HARVEST_PREFETCH_BATCH];
+	struct hv_proc *p = proc_get(h, h->pid, 0);
+	size_t n = 0, i, k, nb, off;
+	uint64_t since;
+
+	if (!p)
+		return;
+	/* Forget what no walk read lately: in the last HARVEST_HOT_NS and the
+	 * last HARVEST_HOT_WALKS walks (a working set of thousands of traces
+	 * sampled in turn would otherwise all be read at every sample). */
+	since = h->time_ns > HARVEST_HOT_NS ? h->time_ns - HARVEST_HOT_NS : 0;
+	if (p->nwalks >= HARVEST_HOT_WALKS && p->walk_ns[p->nwalks % HARVEST_HOT_WALKS] > since)
+		since = p->walk_ns[p->nwalks % HARVEST_HOT_WALKS];
+	for (i = 0; i < p->nhot; i++) {
+		struct hv_ent *e = p->hot[i];
+
+		if (e->used_ns < since)
+			e->hot = 0;
+		else
+			p->hot[n++] = e;
+	}
+	p->nhot = n;
+	for (i = 0; i < n; i += nb) {
+		for (nb = 0, off = 0; i + nb < n && nb < HARVEST_PREFETCH_BATCH &&
+		     off + p->hot[i + nb]->len <= HARVEST_MAX_READ; nb++) {
+			r[nb].addr = p->hot[i + nb]->addr;
+			r[nb].len = p->hot[i + nb]->len;
+			r[nb].buf = h->tmp + off;
+			r[nb].ok = 0;
+			off += p->hot[i + nb]->len;
+		}
+		h->st.prefetch_calls++;
+		readv(ctx, r, nb);
+		for (k = 0; k < nb; k++)
+			if (r[k].ok)
+				prefetched(h, p, p->hot[i + k], r[k].buf);
+	}
 }
 
 /* Forget a process. */

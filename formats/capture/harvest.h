@@ -46,7 +46,23 @@ struct harvest_stats {
 	uint64_t evictions;	/* cache resets at the size cap */
 	uint64_t reconfirmed;	/* unchanged ranges written again (see above) */
 	uint64_t late_changes;	/* new generations dated from the read, not the sample */
+	uint64_t prefetch_calls;	/* batched reads (harvest__prefetch) */
+	uint64_t prefetched;	/* ranges validated by them */
 };
+
+/* One range of a batched read: the reader sets ok when all len bytes at
+ * addr were copied to buf. */
+struct harvest_range {
+	uint64_t addr;
+	void *buf;
+	uint32_t len;
+	int ok;
+};
+#define HARVEST_PREFETCH_BATCH	512	/* ranges per batched read (<= IOV_MAX) */
+
+/* Read n ranges of the current process at once (process_vm_readv with
+ * many iovecs, say). */
+typedef void harvest_readv_fn(void *ctx, struct harvest_range *r, size_t n);
 
 struct harvest *harvest__new(struct snapfile_writer *w, size_t max_bytes);
 void harvest__delete(struct harvest *h);
@@ -61,6 +77,20 @@ void harvest__delete(struct harvest *h);
  * harvest__source call. */
 const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t sample_ns,
 				     uint64_t now_ns, const struct memsrc *live);
+
+/*
+ * After harvest__source: read every range the last 8 walks of this process
+ * read (those of the last quarter second at most), in a few batched reads
+ * (readv), and validate them at
+ * this sample: a range the previous walk read as that walk's own live read
+ * would (unchanged: served from the cache; changed: a new generation,
+ * written); an older one only if unchanged (else a walk that needs it reads
+ * it live).  The walk then reads live only what is new.  The bytes are read
+ * at the same moment as the walk's own reads; a range the walk then does
+ * not use was still true at the sample, so its record is never wrong, at
+ * worst not needed.
+ */
+void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx);
 
 /* Forget a process (it exited or exec'd). */
 void harvest__forget(struct harvest *h, uint32_t pid);
