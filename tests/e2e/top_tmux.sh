@@ -28,11 +28,12 @@ start_chain w luajit
 W=$BG_PID
 
 # start_top NAME ARGS...: ljsnap top in a new tmux session; $NAME.rc gets
-# its status, $NAME.stty the terminal settings before and after
+# its status, $NAME.stty the terminal settings before and after (the status
+# is written last, so that a test that waits for it finds both)
 start_top() {
 	local n=$1; shift
 	tmux -L "$TS" new-session -d -s "$n" -x 80 -y 24 \
-		"stty -g > $TMPD/$n.stty; $LJSNAP top $*; echo \$? > $TMPD/$n.rc; stty -g >> $TMPD/$n.stty; sleep 60"
+		"stty -g > $TMPD/$n.stty; $LJSNAP top $*; r=\$?; stty -g >> $TMPD/$n.stty; echo \$r > $TMPD/$n.rc; sleep 60"
 }
 screen() { tmux -L "$TS" capture-pane -p -t "$1"; }
 # row FILE NAME: the line of function NAME (the first)
