@@ -25,6 +25,8 @@
 # Prints "samples N misordered M".
 function lua(f) {
 	if (f ~ /\.lua(:[0-9]+)?(_\[[ij]\])?$/ || f ~ /^main / || f ~ /^function </) return 1
+	# 'name chunk:line' of a chunk named otherwise (/usr/bin/ldoc, =stdin)
+	if (f ~ /^[^ ]+ [^ ]+:[0-9]+>?(_\[[ij]\])?$/) return 1
 	if (f ~ /_\[[ij]\]$/ && f !~ /^lj_|^luaJIT_/) return 1
 	if (f ~ /^\[(JIT compiler|GC|trace exit)\]$/ || f ~ /^\[unknown/) return 1
 	if (f ~ /^(builtin#[0-9]+|C:0x[0-9a-f]+)$/) return 1
