@@ -11,7 +11,7 @@
 # The programs are from Debian's archive (tests/install-deps.sh installs
 # them): luacheck (lua-check) on the Lua tree Debian ships; busted
 # (lua-busted, with luassert and penlight) on bench/accuracy/pl_spec.lua;
-# ldoc (lua-ldoc) on penlight's sources, ten times in one process.  Each
+# ldoc (lua-ldoc) on penlight's sources, thirty times in one process.  Each
 # runs under Debian's luajit with the JIT on and off.
 #
 # usage: sudo bench/accuracy.sh [PROGRAM...]   (from a built tree; root)
@@ -46,9 +46,9 @@ run_args() {
 # Repetitions in one process, so each run has a few thousand samples.
 reps() {
 	case $1:$2 in
-	luacheck:on) echo 1 ;; luacheck:off) echo 4 ;;
+	luacheck:on) echo 2 ;; luacheck:off) echo 8 ;;
 	busted:*) echo 1 ;;
-	ldoc:*) echo 10 ;;
+	ldoc:*) echo 30 ;;
 	esac
 }
 
@@ -62,7 +62,7 @@ for prog in $progs; do
 		perf_pid=$!
 		sleep 0.5
 		# shellcheck disable=SC2046
-		(cd "$work/bt" && BUSTED_CASES=20000 "$LJSNAP" record -q -F "$HZ" -o "$d/cap.ljsnap" -- \
+		(cd "$work/bt" && BUSTED_CASES=40000 "$LJSNAP" record -q -F "$HZ" -o "$d/cap.ljsnap" -- \
 			luajit "$prof" "$d/gt.folded" "$mode" "$(reps "$prog" "$mode")" $(run_args "$prog")) \
 			> "$d/out.log" 2> "$d/err.log" || true
 		kill -INT "$perf_pid"
