@@ -79,7 +79,8 @@ static int start_child(struct recorder *rc, int *release_fd)
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);	/* the recorder failed before releasing us */
 		execvp(rc->o.cmd[0], rc->o.cmd);
-		fprintf(stderr, "ljsnap record: cannot run '%s': %s\n", rc->o.cmd[0], strerror(errno));
+		fprintf(stderr, "ljsnap %s: cannot run '%s': %s\n", record__cmd(rc), rc->o.cmd[0],
+			strerror(errno));
 		_exit(127);
 	}
 	close(fds[0]);
@@ -478,7 +479,7 @@ static int load_bpf(struct recorder *rc)
 	bo.max_procs = rc->o.max_procs;
 	bo.run_stats = 1;	/* record_rate.c measures the cost of sampling */
 	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
-		fprintf(stderr, "ljsnap record: %s\n", errbuf);
+		fprintf(stderr, "ljsnap %s: %s\n", record__cmd(rc), errbuf);
 		return -1;
 	}
 	return 0;
@@ -525,7 +526,7 @@ static int open_file(struct recorder *rc, const char *target)
 		     (rc->o.all ? SNAPFILE_F_SYSTEM_WIDE : 0);
 	rc->w = snapfile_writer__open(rc->o.output, &h, &err);
 	if (!rc->w) {
-		fprintf(stderr, "ljsnap record: cannot create %s: %s\n", rc->o.output,
+		fprintf(stderr, "ljsnap %s: cannot create %s: %s\n", record__cmd(rc), rc->o.output,
 			snapfile__strerror(err));
 		return -1;
 	}
@@ -551,12 +552,13 @@ static int open_parts(struct recorder *rc)
 	rc->kips = ksym_ipset__new();
 	rc->rr = rr_batch__new();
 	if ((rc->w && !rc->hv) || !rc->walker || !rc->kips || !rc->rr) {
-		fprintf(stderr, "ljsnap record: out of memory\n");
+		fprintf(stderr, "ljsnap %s: out of memory\n", record__cmd(rc));
 		return -1;
 	}
 	rc->rb = ring_buffer__new(bpfload__ringbuf_fd(&rc->bl), on_event, rc, NULL);
 	if (!rc->rb) {
-		fprintf(stderr, "ljsnap record: cannot open the ring buffer: %s\n", strerror(errno));
+		fprintf(stderr, "ljsnap %s: cannot open the ring buffer: %s\n", record__cmd(rc),
+			strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -582,7 +584,7 @@ static int add_targets(struct recorder *rc)
 
 	for (i = 0; i < rc->o.npids; i++) {
 		if (kill(rc->o.pids[i], 0) && errno == ESRCH) {
-			fprintf(stderr, "ljsnap record: no process %u\n", rc->o.pids[i]);
+			fprintf(stderr, "ljsnap %s: no process %u\n", record__cmd(rc), rc->o.pids[i]);
 			return -1;
 		}
 		target_add(rc, rc->o.pids[i]);
@@ -595,14 +597,16 @@ static int add_targets(struct recorder *rc)
 		return 0;
 	err = start_child(rc, &release_fd);
 	if (err) {
-		fprintf(stderr, "ljsnap record: cannot start the command: %s\n", strerror(-err));
+		fprintf(stderr, "ljsnap %s: cannot start the command: %s\n", record__cmd(rc),
+			strerror(-err));
 		return -1;
 	}
 	target_add(rc, rc->child);
 	rc->live_targets++;
 	proctab__get(&rc->pt, rc->child);
 	if (write(release_fd, "x", 1) != 1)
-		fprintf(stderr, "ljsnap record: cannot release the command: %s\n", strerror(errno));
+		fprintf(stderr, "ljsnap %s: cannot release the command: %s\n", record__cmd(rc),
+			strerror(errno));
 	close(release_fd);
 	return 0;
 }
@@ -627,12 +631,12 @@ static void record_loop(struct recorder *rc)
 		if (err >= 0)
 			err = ring_buffer__consume(rc->rb);
 		if (err < 0 && err != -EINTR && err != -EAGAIN) {
-			fprintf(stderr, "ljsnap record: ring buffer: %s\n", strerror(-err));
+			fprintf(stderr, "ljsnap %s: ring buffer: %s\n", record__cmd(rc), strerror(-err));
 			break;
 		}
 		if (rc->werr) {
-			fprintf(stderr, "ljsnap record: writing %s failed: %s; stopping (the file is "
-				"readable up to the last complete record)\n", rc->o.output,
+			fprintf(stderr, "ljsnap %s: writing %s failed: %s; stopping (the file is "
+				"readable up to the last complete record)\n", record__cmd(rc), rc->o.output,
 				snapfile__strerror(rc->werr));
 			break;
 		}
@@ -691,7 +695,7 @@ int record__run(struct recorder *rcp)
 	/* Without a capture file (a live view) there is nothing to embed into. */
 	embedder__init(&rc.emb, rc.o.no_embed || !rc.o.output, rc.o.debug_info);
 	if (proctab__init(&rc.pt)) {
-		fprintf(stderr, "ljsnap record: out of memory\n");
+		fprintf(stderr, "ljsnap %s: out of memory\n", record__cmd(&rc));
 		return 1;
 	}
 	if (load_bpf(&rc))
@@ -724,7 +728,8 @@ out:
 	if (rc.w) {
 		err = snapfile_writer__close(rc.w);
 		if (err) {
-			fprintf(stderr, "ljsnap record: closing %s: %s\n", rc.o.output, snapfile__strerror(err));
+			fprintf(stderr, "ljsnap %s: closing %s: %s\n", record__cmd(&rc), rc.o.output,
+				snapfile__strerror(err));
 			ret = 1;
 		}
 	}

@@ -81,6 +81,7 @@ struct record_hooks {
 
 struct recorder {
 	struct record_opts o;	/* o.output NULL: no capture file (a live view) */
+	const char *cmd;	/* the command in messages ("top"); NULL: "record" */
 	const struct record_hooks *hooks;
 	void *hook_arg;
 	struct bpfload bl;
@@ -127,6 +128,12 @@ int record_opts__pids(struct record_opts *o, const char *arg);
  * the duration, the targets' end or a hook says stop; prints the summary
  * unless o.quiet.  Frees what it set up (not o.pids); the exit status. */
 int record__run(struct recorder *rc);
+
+/* The command's name for messages: rc->cmd, or "record". */
+static inline const char *record__cmd(const struct recorder *rc)
+{
+	return rc->cmd ? rc->cmd : "record";
+}
 
 /* The mappings of a detection result as the pipeline (ljs_pipe__proc) and
  * the PROCESS record take them, the [vdso] one with vdso's build id when

@@ -87,8 +87,8 @@ static int rate_set(struct recorder *rc, uint32_t hz)
 	int err = bpfload__set_freq(&rc->bl, hz);
 
 	if (err) {
-		fprintf(stderr, "ljsnap record: cannot change the sampling rate to %u Hz (%s): "
-			"stopping\n", hz, strerror(-err));
+		fprintf(stderr, "ljsnap %s: cannot change the sampling rate to %u Hz (%s): "
+			"stopping\n", record__cmd(rc), hz, strerror(-err));
 		rc->rate.stop = 1;
 		return -1;
 	}

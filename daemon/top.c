@@ -399,6 +399,7 @@ int cmd_top(int argc, char **argv)
 	if (!t.tty && !t.rc.o.duration)
 		t.rc.o.duration = t.interval;	/* plain text after one interval */
 	t.rc.o.quiet = 1;
+	t.rc.cmd = "top";
 	t.freq = t.rc.o.freq;
 	describe(&t);
 	t.pipe = ljs_pipe__new(LJS_PIPE_NO_KERNEL, NULL);
