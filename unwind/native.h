@@ -223,7 +223,16 @@ const char *native_how__name(enum native_how h);
  * cf_size wherever rsp is (inside a VM subroutine too, where the VM's FDE is
  * wrong); a frame above it is an older activation at its resting rsp, left to
  * the CFI (-ENOENT), or when the VM's file is missing, CFA = rsp + cf_size.
- * Pass [vm_lo, vm_hi) as native_opts.hook_lo/hook_hi too. */
+ * Pass [vm_lo, vm_hi) as native_opts.hook_lo/hook_hi too.
+ *
+ * One VM frame above the cframe is no resting activation: the trace exit
+ * handler (vm_x64.dasc ->vm_exit_handler) at its call of lj_trace_exit,
+ * while a C frame inside that call (lj_vm_cpcall of lj_snap_restore or of
+ * the trace compiler, lj_trace.c) is L->cframe.  There rsp is the ExitState
+ * (lj_target_x86.h) the handler pushed, whose saved rsp, exit_size bytes up
+ * (ExitState.spill), is the trace's: the frame is stepped as that trace,
+ * in the activation whose C frame is the innermost one of L->cframe's chain
+ * (cf_prev) at or above it. */
 struct native_lj_rule {
 	uint64_t trace_lo, trace_hi;	/* the running trace's mcode [lo, hi), or 0, 0 */
 	int32_t any_unknown;		/* 1: also apply the trace rule to any other pc in an
@@ -237,6 +246,11 @@ struct native_lj_rule {
 	int32_t off_rbp, off_rbx, off_r15, off_r14;	/* from the CFA */
 	int32_t jit_save;		/* 1: r12, r13 at cframe + off_r12_cf / off_r13_cf */
 	int32_t off_r12_cf, off_r13_cf;	/* (BC_JLOOP: GC64 0 / -8, non-GC64 0 / +8) */
+	uint64_t exit_ret;		/* return address of the exit handler's call of
+					 * lj_trace_exit (native_lj__exit_ret), or 0 */
+	uint32_t exit_size;		/* sizeof(ExitState) without its spill slots: 256 */
+	uint32_t exit_rsp_off;		/* ExitState.gpr[RID_ESP]: 128 + 4 * 8 */
+	uint32_t cf_prev;		/* CFRAME_OFS_PREV (lj_frame.h): 32 */
 };
 
 /* Fill the x86_64 defaults: jloop_adjust 16, offsets -16, -24, -32, -40,
@@ -251,6 +265,12 @@ struct lj_layout;
  * Returns 1 when a rule applies (a trace, or a known VM range), else 0. */
 int native_lj_rule__from_sample(struct native_lj_rule *r, const struct lj_layout *lay,
 				const struct ljs_sample *s, uint64_t vm_lo, uint64_t vm_hi);
+
+/* The return address of the exit handler's `call extern lj_trace_exit` in
+ * the interpreter code [code, code + len) that starts at address addr, or 0
+ * when the code holds no exit handler (a build without the JIT).
+ * native_lj.c says how it is found. */
+uint64_t native_lj__exit_ret(const uint8_t *code, size_t len, uint64_t addr);
 
 /* A native_step_fn: arg is a const struct native_lj_rule *. */
 int native__step_lj(void *arg, const struct native_frame *f, const struct memsrc *mem,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "symtab/buildid.h"
+#include "symtab/intmap.h"
 #include "symtab/ksyms.h"
 #include "symtab/objfile.h"
 #include "symtab/procmap.h"
@@ -45,6 +46,8 @@ struct ljs_pipe {
 	struct ljw_stack lst;		/* the last sample's Lua walk */
 	struct ljs_stack *out;		/* the stack being built, innermost first */
 	int last_native;		/* the frame pushed last was native */
+	struct intmap vm_exit;		/* VM range -> its exit handler's return address
+					 * (native_lj__exit_ret), 1 when it has none */
 };
 
 /* Create a pipeline. */
@@ -77,6 +80,7 @@ void ljs_pipe__delete(struct ljs_pipe *r)
 	objcache__delete(r->oc);
 	ljw__delete(r->w);
 	ksyms__delete(r->ks);
+	intmap__exit(&r->vm_exit);
 	free(r);
 }
 
@@ -448,6 +452,35 @@ static int put_stitched(struct ljs_pipe *r, const struct ljs_proc *p,
 	return err;
 }
 
+/*
+ * Where p's trace exit handler returns from lj_trace_exit (native_lj.c), or
+ * 0: found in the interpreter's code, read from the mapped file once per VM
+ * range (forked workers share theirs).
+ */
+static uint64_t vm_exit_ret(struct ljs_pipe *r, const struct ljs_proc *p,
+			    const struct memsrc *files)
+{
+	uint64_t len = p->vm_hi - p->vm_lo, *v, ret;
+	uint8_t *code;
+	int had;
+
+	if (!p->vm_lo || p->vm_hi <= p->vm_lo || len > (4u << 20))
+		return 0;
+	had = intmap__slot(&r->vm_exit, p->vm_lo ^ (len << 44), &v);
+	if (had < 0)
+		return 0;
+	if (!had) {
+		*v = 1;
+		code = malloc(len);
+		if (code && memsrc__read(files, p->vm_lo, code, len) == 0) {
+			ret = native_lj__exit_ret(code, len, p->vm_lo);
+			*v = ret ? ret : 1;
+		}
+		free(code);
+	}
+	return *v > 1 ? *v : 0;
+}
+
 /* Unwind the sample natively into ns: 1 when it gave frames, else 0. */
 static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljs_sample *s,
 			 struct native_stack *ns)
@@ -461,6 +494,7 @@ static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const str
 	memsrc__init_procmap(&files, p->pm, NULL);
 	no.mem = &files;
 	if (p->has_luajit && native_lj_rule__from_sample(&rule, &p->layout, s, p->vm_lo, p->vm_hi)) {
+		rule.exit_ret = vm_exit_ret(r, p, &files);
 		no.step_unknown = native__step_lj;
 		no.step_arg = &rule;
 		no.hook_lo = rule.vm_lo;
