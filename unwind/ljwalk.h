@@ -63,6 +63,8 @@ enum ljw_reason {
 	LJW_R_BAD_VMSTATE,	/* vmstate value outside every known state */
 	LJW_R_FRAME_LIMIT,	/* ljw_opts.max_frames reached */
 	LJW_R_NOMEM,		/* out of memory while walking */
+	LJW_R_CALL_FRAMES,	/* the frames a trace had inlined at a call it made are not
+				 * known (trace.src LJW_TS_SNAP_CALL_UNSURE) */
 	LJW_R__MAX
 };
 
@@ -111,6 +113,9 @@ enum ljw_tsrc {
 	LJW_TS_BADSNAP,		/* start function: snapshot data unreadable or inconsistent */
 	LJW_TS_NOHDR,		/* no usable GCtrace header: jit_base frame without a PC */
 	LJW_TS_EXIT,		/* EXIT state: the exiting trace (J->parent) */
+	LJW_TS_SNAP_CALL_UNSURE, /* RIP in C code the trace called, whose inlined frames
+				 * no snapshot gives (ljt__snap_call): the covering
+				 * snapshot's frames under an [unknown: call_frames] */
 	LJW__TS_MAX
 };
 

@@ -410,6 +410,54 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 	return 0;
 }
 
+/* Decode into w->snap the snapshot whose frames the sample had at the
+ * covering snapshot *snapno: for RIP in C code the trace called, the one
+ * ljt__snap_call finds, whose PC is after the call bytecode (lj_record.c
+ * takes it before the next one), so the frame's current instruction is the
+ * one before.  0; 1 when the frames at the call are not known (w->snap is
+ * the covering snapshot); -1 unreadable or inconsistent. */
+static int snap__pick(struct ljw *w, uint32_t *snapno)
+{
+	uint32_t cs, ins, op;
+	int err = w->ts.ip_call ? ljt__snap_call(&w->tr, *snapno, &cs) : -ENOENT;
+
+	if (err == 0 && ljt__snap_decode(&w->tr, cs, w->snap) == 0 && w->snap->pc >= 4 &&
+	    memsrc__u32(w->d.ms, w->snap->pc - 4, &ins) == 0) {
+		op = ljd_bc_op(ins);
+		if (op == LJW_BC_CALL || op == LJW_BC_CALLM) {
+			w->snap->pc -= 4;
+			*snapno = cs;
+			return 0;
+		}
+	}
+	if (ljt__snap_decode(&w->tr, *snapno, w->snap))
+		return -1;
+	return err == -ENOENT ? 0 : 1;
+}
+
+/* Put an [unknown: call_frames] frame innermost above the n inlined frames
+ * of the covering snapshot, counted: the frames the call had are not known,
+ * these are the ones around it.  The new count. */
+static size_t call__unsure(struct ljw *w, struct ljw_stack *out, uint64_t L, size_t n)
+{
+	struct ljw_frame *f;
+
+	if (n >= LJT_MAX_FRAMES)
+		return n;
+	memmove(w->inl + 1, w->inl, n * sizeof(*w->inl));
+	f = &w->inl[0];
+	memset(f, 0, sizeof(*f));
+	f->kind = LJW_FRAME_UNKNOWN;
+	f->reason = LJW_R_CALL_FRAMES;
+	f->flags = LJW_F_INLINED;
+	f->pos = f->line = -1;
+	f->traceno = out->trace.traceno;
+	f->L = L;
+	out->unknown[LJW_R_CALL_FRAMES]++;
+	out->nunknown++;
+	return n + 1;
+}
+
 /* For the jit_base frame of the running trace (see ljwalk_int.h). */
 size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
 		      uint64_t *pc, uint64_t *fn, const struct ljw_frame **inl)
@@ -421,6 +469,7 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 	uint64_t ofs, bfn, fpc;
 	size_t n = 0;
 	struct ljw_proto *p;
+	int unsure = 0;
 
 	*pc = *fn = 0;
 	*inl = w->inl;
@@ -446,12 +495,15 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 		tr->ninlined = 0;
 		if (w->snap && w->inl && ljt__bind(&w->tr, lay, w->ms_mem, &ts->h) == 0 &&
 		    ljt__snap_find(&w->tr, ofs, &snapno) == 0 &&
-		    ljt__snap_decode(&w->tr, snapno, w->snap) == 0 &&
+		    (unsure = snap__pick(w, &snapno)) >= 0 &&
 		    inline__emit(w, out, L, base, w->snap, pc, fn, &n) == 0) {
-			tr->src = ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
+			tr->src = unsure ? LJW_TS_SNAP_CALL_UNSURE :
+				  ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
+			if (unsure)
+				n = call__unsure(w, out, L, n);
 			return n;
 		}
 		n = 0;	/* drop what a bad snapshot produced */
