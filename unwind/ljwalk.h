@@ -116,6 +116,10 @@ enum ljw_tsrc {
 	LJW_TS_SNAP_CALL_UNSURE, /* RIP in C code the trace called, whose inlined frames
 				 * no snapshot gives (ljt__snap_call): the covering
 				 * snapshot's frames under an [unknown: call_frames] */
+	LJW_TS_SNAP_CALL_PRIOR,	/* RIP in C code the trace called without side effects
+				 * (IR CALLN, CALLL, CALLA, or code the backend calls): the
+				 * covering snapshot's frames, taken before the call; Lua
+				 * functions inlined after it are in no snapshot */
 	LJW__TS_MAX
 };
 

@@ -415,7 +415,8 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
  * ljt__snap_call finds, whose PC is after the call bytecode (lj_record.c
  * takes it before the next one), so the frame's current instruction is the
  * one before.  0; 1 when the frames at the call are not known (w->snap is
- * the covering snapshot); -1 unreadable or inconsistent. */
+ * the covering snapshot); 2 when no side-effecting call is in its code (the
+ * covering snapshot's frames); -1 unreadable or inconsistent. */
 static int snap__pick(struct ljw *w, uint32_t *snapno)
 {
 	uint32_t cs, ins, op;
@@ -432,7 +433,9 @@ static int snap__pick(struct ljw *w, uint32_t *snapno)
 	}
 	if (ljt__snap_decode(&w->tr, *snapno, w->snap))
 		return -1;
-	return err == -ENOENT ? 0 : 1;
+	if (err == -ENOENT)
+		return w->ts.ip_call ? 2 : 0;
+	return 1;
 }
 
 /* Put an [unknown: call_frames] frame innermost above the n inlined frames
@@ -497,12 +500,13 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 		    ljt__snap_find(&w->tr, ofs, &snapno) == 0 &&
 		    (unsure = snap__pick(w, &snapno)) >= 0 &&
 		    inline__emit(w, out, L, base, w->snap, pc, fn, &n) == 0) {
-			tr->src = unsure ? LJW_TS_SNAP_CALL_UNSURE :
+			tr->src = unsure == 1 ? LJW_TS_SNAP_CALL_UNSURE :
+				  unsure == 2 ? LJW_TS_SNAP_CALL_PRIOR :
 				  ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
-			if (unsure)
+			if (unsure == 1)
 				n = call__unsure(w, out, L, n);
 			return n;
 		}

@@ -170,11 +170,12 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	      st.frames[0].line == 23 && (st.frames[0].flags & LJW_F_TRACE),
 	      "%s: tail-called base frame: %d frames, %s", mode, n, n ? ln[0] : "-");
 
-	/* RIP in C code called from the trace: the call's return address. */
+	/* RIP in C code called from the trace: the call's return address (no
+	 * side-effecting call in the IR: the covering snapshot, snap_call_prior). */
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 1 &&
+	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 1 &&
 	      st.trace.mcofs == 150 && (st.frames[0].flags & LJW_F_INLINED),
 	      "%s: call site: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	/* The slot is read from the sample's stack copy, never from memory
@@ -190,7 +191,7 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	W64(w->cf - 24 - SPADJUST, 0);
 	o.trace_ip = MCODE + 201;
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 2,
+	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 2,
 	      "%s: trace_ip: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	o.trace_ip = 0;
 	/* No return address into the trace: the start PC (line 11). */
