@@ -410,23 +410,48 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 	return 0;
 }
 
+#define CALL_SCAN	8	/* bytecodes searched back from a snapshot's PC for its call */
+
+/* The CALL bytecode a post-call snapshot resumes after, or 0.  lj_record.c
+ * takes it before the next bytecode; bytecodes that record no IR may follow
+ * before it is final: a MOV of the result, constant loads, and a comparison,
+ * whose rec_comp_prep merges into it (lj_snap_add) and whose rec_comp_fixup
+ * moves its PC past the comparison's JMP.  Anything else: 0. */
+static uint64_t snap__callpc(struct ljw *w, uint64_t pc)
+{
+	uint32_t ins, op, k;
+
+	for (k = 0; k < CALL_SCAN && pc >= 8; k++) {
+		pc -= 4;
+		if (memsrc__u32(w->d.ms, pc, &ins))
+			return 0;
+		op = ljd_bc_op(ins);
+		if (op == LJW_BC_CALL || op == LJW_BC_CALLM)
+			return pc;
+		/* ISLT .. ISNUM (lj_bc.h), MOV, KSTR .. KNIL, UGET, JMP */
+		if (op > LJW_BC_MOV && (op < LJW_BC_KSTR || op > LJW_BC_UGET) && op != LJW_BC_JMP)
+			return 0;
+	}
+	return 0;
+}
+
 /* Decode into w->snap the snapshot whose frames the sample had at the
  * covering snapshot *snapno: for RIP in C code the trace called, the one
- * ljt__snap_call finds, whose PC is after the call bytecode (lj_record.c
- * takes it before the next one), so the frame's current instruction is the
- * one before.  0; 1 when the frames at the call are not known (w->snap is
- * the covering snapshot); 2 when no side-effecting call is in its code (the
- * covering snapshot's frames); -1 unreadable or inconsistent. */
-static int snap__pick(struct ljw *w, uint32_t *snapno)
+ * ljt__snap_call finds, positioned at its call bytecode (snap__callpc).
+ * 0 (*snapno changed for a call); 1 when the frames at the call are not
+ * known, or use_call is 0 (w->snap is the covering snapshot); 2 when no
+ * side-effecting call is in its code (the covering snapshot's frames); -1
+ * unreadable or inconsistent. */
+static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
 {
-	uint32_t cs, ins, op;
+	uint32_t cs;
+	uint64_t cpc;
 	int err = w->ts.ip_call ? ljt__snap_call(&w->tr, *snapno, &cs) : -ENOENT;
 
-	if (err == 0 && ljt__snap_decode(&w->tr, cs, w->snap) == 0 && w->snap->pc >= 4 &&
-	    memsrc__u32(w->d.ms, w->snap->pc - 4, &ins) == 0) {
-		op = ljd_bc_op(ins);
-		if (op == LJW_BC_CALL || op == LJW_BC_CALLM) {
-			w->snap->pc -= 4;
+	if (err == 0 && use_call && ljt__snap_decode(&w->tr, cs, w->snap) == 0) {
+		cpc = snap__callpc(w, w->snap->pc);
+		if (cpc) {
+			w->snap->pc = cpc;
 			*snapno = cs;
 			return 0;
 		}
@@ -436,6 +461,33 @@ static int snap__pick(struct ljw *w, uint32_t *snapno)
 	if (err == -ENOENT)
 		return w->ts.ip_call ? 2 : 0;
 	return 1;
+}
+
+/* The inlined frames at machine-code offset ofs into w->inl (see
+ * inline__emit): the trace source (enum ljw_tsrc), or -1.  A call's
+ * snapshot that does not fit the stack leaves the covering one, unsure. */
+static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+			uint64_t ofs, uint64_t *pc, uint64_t *fn, size_t *n, uint32_t *snapno)
+{
+	int pick, use_call;
+
+	for (use_call = 1; use_call >= 0; use_call--) {
+		*n = 0;
+		out->trace.ninlined = 0;
+		*pc = *fn = 0;
+		if (ljt__snap_find(&w->tr, ofs, snapno))
+			return -1;
+		pick = snap__pick(w, snapno, use_call);
+		if (pick < 0)
+			return -1;
+		if (inline__emit(w, out, L, base, w->snap, pc, fn, n) == 0)
+			return pick == 1 ? LJW_TS_SNAP_CALL_UNSURE :
+			       pick == 2 ? LJW_TS_SNAP_CALL_PRIOR :
+			       w->ts.ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
+		if (pick != 0)
+			return -1;
+	}
+	return -1;
 }
 
 /* Put an [unknown: call_frames] frame innermost above the n inlined frames
@@ -472,7 +524,7 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 	uint64_t ofs, bfn, fpc;
 	size_t n = 0;
 	struct ljw_proto *p;
-	int unsure = 0;
+	int src;
 
 	*pc = *fn = 0;
 	*inl = w->inl;
@@ -497,16 +549,12 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 		tr->src = LJW_TS_BADSNAP;
 		tr->ninlined = 0;
 		if (w->snap && w->inl && ljt__bind(&w->tr, lay, w->ms_mem, &ts->h) == 0 &&
-		    ljt__snap_find(&w->tr, ofs, &snapno) == 0 &&
-		    (unsure = snap__pick(w, &snapno)) >= 0 &&
-		    inline__emit(w, out, L, base, w->snap, pc, fn, &n) == 0) {
-			tr->src = unsure == 1 ? LJW_TS_SNAP_CALL_UNSURE :
-				  unsure == 2 ? LJW_TS_SNAP_CALL_PRIOR :
-				  ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
+		    (src = snap__frames(w, out, L, base, ofs, pc, fn, &n, &snapno)) >= 0) {
+			tr->src = (enum ljw_tsrc)src;
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
-			if (unsure == 1)
+			if (src == LJW_TS_SNAP_CALL_UNSURE)
 				n = call__unsure(w, out, L, n);
 			return n;
 		}
