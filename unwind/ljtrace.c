@@ -424,6 +424,35 @@ static int ir__calls(struct ljt *t, uint32_t lo, uint32_t hi, uint32_t *n, uint3
 	return 0;
 }
 
+/* Of the side-effecting calls in IR [lo, hi), the CALLXS whose function is
+ * the constant target (op2 a KPTR/KKPTR/KINT64, lj_crecord.c crec_call):
+ * 0 with *c when exactly one is; -ENOENT when none has a constant function
+ * (CALLS: an IR call id; a computed pointer); -ESRCH else. */
+static int ir__call_to(struct ljt *t, uint32_t lo, uint32_t hi, uint64_t target, uint32_t *c)
+{
+	uint8_t b[IRINS];
+	uint32_t r, op2, m = 0, nconst = 0, hit = 0;
+	uint64_t f;
+
+	for (r = lo; r < hi; r++) {
+		if (ir__ins(t, r, b))
+			return -EFAULT;
+		op2 = (uint32_t)le(b + 2, 2);
+		if (b[5] != LJT_IR_CALLXS || op2 >= LJT_REF_BIAS || ljt__k64(t, op2, &f))
+			continue;
+		nconst++;
+		if (f == target) {
+			m++;
+			hit = r;
+		}
+	}
+	if (m == 1) {
+		*c = hit;
+		return 0;
+	}
+	return nconst ? -ESRCH : -ENOENT;
+}
+
 /* The IR ref of the LOOP instruction before ref, or 0 (no loop). */
 static uint32_t ir__loop(struct ljt *t, uint32_t ref)
 {
@@ -482,7 +511,7 @@ static int call__result_only(struct ljt *t, uint32_t c, uint32_t end)
 
 /* The snapshot holding the frames of the side-effecting call in snapshot
  * snapno's code (see ljtrace.h). */
-int ljt__snap_call(struct ljt *t, uint32_t snapno, uint32_t *out)
+int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out)
 {
 	uint32_t lo, hi, n, c = 0, loop, i, ref = 0;
 	int err;
@@ -497,8 +526,14 @@ int ljt__snap_call(struct ljt *t, uint32_t snapno, uint32_t *out)
 		return err;
 	if (n == 0)
 		return -ENOENT;
-	if (n > 1)	/* their post-call snapshots were merged (lj_snap_add) */
-		return -ESRCH;
+	/* Several calls (their post-call snapshots merged, lj_snap_add, or
+	 * lj_opt_loop.c's copies): the one to the function the sample's call
+	 * went to. */
+	err = target ? ir__call_to(t, lo, hi, target, &c) : -ENOENT;
+	if (err == -ENOENT && n > 1)	/* none to tell the calls apart by */
+		err = -ESRCH;
+	if (err && err != -ENOENT)
+		return err;
 	loop = ir__loop(t, c);
 	if (loop && (err = call__orig(t, loop, c, &c)))
 		return err;

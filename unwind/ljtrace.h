@@ -151,18 +151,20 @@ int ljt__snap_find(struct ljt *t, uint64_t ofs, uint32_t *snapno);
 /* RIP in C code a side-effecting call of the trace (IR CALLS, CALLXS: FFI
  * calls, lj_crecord.c crec_call; library calls with side effects, lj_ir.c
  * lj_ir_call) runs, whose return address lies in the code of snapshot
- * snapno.  That snapshot was taken before the call was recorded, maybe
- * before the Lua functions around it were entered; the recorder takes the
- * next one right after the call's bytecode (J->needsnap, lj_record.c
- * lj_record_ins), with the call's frames, unless lj_snap_add merged it into
- * a later one.  So: the one call in snapno's IR range, its pre-loop original
- * when it is in a loop body (lj_opt_loop.c copies and may merge snapshots),
- * and the first snapshot after that, when only the call's result conversion
- * lies between them.  0 with *out; -ENOENT when the range holds no such call
- * (the covering snapshot applies); -ESRCH when the frames at the call are
- * not known (two calls in the range, a merged snapshot, loop parts that do
- * not match); -EFAULT, -EINVAL. */
-int ljt__snap_call(struct ljt *t, uint32_t snapno, uint32_t *out);
+ * snapno; target: the function that call went to (0 unknown).  That
+ * snapshot was taken before the call was recorded, maybe before the Lua
+ * functions around it were entered; the recorder takes the next one right
+ * after the call's bytecode (J->needsnap, lj_record.c lj_record_ins), with
+ * the call's frames, unless lj_snap_add merged it into a later one.  So:
+ * the call in snapno's IR range (the one CALLXS to target when there are
+ * several), its pre-loop original when it is in a loop body (lj_opt_loop.c
+ * copies and may merge snapshots), and the first snapshot after that, when
+ * only the call's result conversion lies between them.  0 with *out;
+ * -ENOENT when the range holds no such call (the covering snapshot
+ * applies); -ESRCH
+ * when the frames at the call are not known (calls it cannot tell apart, a
+ * merged snapshot, loop parts that do not match); -EFAULT, -EINVAL. */
+int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out);
 
 /* Decode snapshot snapno: PC, slot-0 function and the frames above the base
  * frame.  0, -EFAULT unreadable, -EINVAL inconsistent. */

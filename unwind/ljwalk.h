@@ -221,6 +221,9 @@ struct ljw_opts {
 	 * the native unwinder: RIP in C code called from a trace), or 0.  The
 	 * walker also reads the trace's call slot below L->cframe itself. */
 	uint64_t trace_ip;
+	/* The registers the native unwinder found at trace_ip's frame (a call
+	 * through a register, lj_emit_x86.h, names its function there), or NULL. */
+	const struct ljs_regs *trace_regs;
 	/* Scan up to this many J->trace[] entries for the trace containing RIP
 	 * when vmstate does not name it (arm64-style builds, RIP known to be in
 	 * an anonymous executable mapping); 0 = never scan. */

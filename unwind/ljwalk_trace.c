@@ -435,6 +435,59 @@ static uint64_t snap__callpc(struct ljw *w, uint64_t pc)
 	return 0;
 }
 
+/* A register at ret, by x86 number (0 rax .. 15 r15), or 0 unknown: from
+ * the frame the native unwinder found there, else the sample's own (the
+ * recorder's walk has no native unwind; a callee-saved register that a
+ * leaf C function leaves alone still holds it). */
+static uint64_t trace__reg(struct ljw *w, uint64_t ret, unsigned r)
+{
+	const struct ljs_regs *g = w->o->trace_regs;
+	uint64_t v[16];
+
+	if (g && w->o->trace_ip != ret)
+		return 0;
+	if (!g)
+		g = &w->s->regs;
+	v[0] = g->ax; v[1] = g->cx; v[2] = g->dx; v[3] = g->bx;
+	v[4] = 0; v[5] = g->bp; v[6] = g->si; v[7] = g->di;
+	v[8] = g->r8; v[9] = g->r9; v[10] = g->r10; v[11] = g->r11;
+	v[12] = g->r12; v[13] = g->r13; v[14] = g->r14; v[15] = g->r15;
+	return r < 16 ? v[r] : 0;
+}
+
+/* The function the call that returns to ret in trace code calls, or 0
+ * unknown: lj_emit_x86.h emit_call_ emits call rel32, or, for a target out
+ * of reach, call rax after emit_loadu64's mov rax, imm64 / lea rax,
+ * [rip+disp32] / mov rax, simm32 / mov eax, imm32; lj_asm_x86.h asm_callx
+ * calls a function held in a register (a constant hoisted out of a loop),
+ * whose value at ret the native unwinder knows.  Read through the memory,
+ * not the sample. */
+static uint64_t trace__calltarget(struct ljw *w, uint64_t ret)
+{
+	uint8_t b[14];
+	const uint8_t *e = b + sizeof(b);	/* ret */
+	int32_t d;
+	uint64_t q;
+
+	if (ret < sizeof(b) || memsrc__read(w->ms_mem, ret - sizeof(b), b, sizeof(b)))
+		return 0;
+	if (e[-5] == 0xe8) {
+		memcpy(&d, e - 4, 4);
+		return ret + (uint64_t)(int64_t)d;
+	}
+	if (e[-2] != 0xff || (e[-1] & 0xf8) != 0xd0)	/* call r64 */
+		return 0;
+	if (e[-1] == 0xd0 && e[-12] == 0x48 && e[-11] == 0xb8) {
+		memcpy(&q, e - 10, 8);
+		return q;
+	}
+	if (e[-1] == 0xd0 && e[-9] == 0x48 && e[-8] == 0x8d && e[-7] == 0x05) {
+		memcpy(&d, e - 6, 4);
+		return ret - 2 + (uint64_t)(int64_t)d;
+	}
+	return trace__reg(w, ret, (e[-1] & 7u) + (e[-3] == 0x41 ? 8u : 0u));
+}
+
 /* Decode into w->snap the snapshot whose frames the sample had at the
  * covering snapshot *snapno: for RIP in C code the trace called, the one
  * ljt__snap_call finds, positioned at its call bytecode (snap__callpc).
@@ -446,7 +499,8 @@ static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
 {
 	uint32_t cs;
 	uint64_t cpc;
-	int err = w->ts.ip_call ? ljt__snap_call(&w->tr, *snapno, &cs) : -ENOENT;
+	int err = w->ts.ip_call ?
+		  ljt__snap_call(&w->tr, *snapno, trace__calltarget(w, w->ts.ip), &cs) : -ENOENT;
 
 	if (err == 0 && use_call && ljt__snap_decode(&w->tr, cs, w->snap) == 0) {
 		cpc = snap__callpc(w, w->snap->pc);
