@@ -62,11 +62,11 @@ static void test_call_snap(struct world *w, struct ljw *wk, struct ljw_opts *o,
 	memcpy(&snap, &w->mem[w->T + lay->t_snap - w->sm.base], 8);
 	ljt__init(&t);
 	CHECKF(ljt_hdr__read(lay, &w->ms_world, w->T, &h) == 0 &&
-	      ljt__bind(&t, lay, &w->ms_world, &h) == 0 && ljt__snap_call(&t, 1, &cs) == -ENOENT,
+	      ljt__bind(&t, lay, &w->ms_world, &h) == 0 && ljt__snap_call(&t, 1, 0, &cs) == -ENOENT,
 	      "%s: snap_call without a call", mode);
 	w_ir(w, ir, REF_BIAS + 2, 0, 9, LJT_IR_CALLXS);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECKF(ljt__snap_call(&t, 1, &cs) == 0 && cs == 2, "%s: snap_call -> %u", mode, cs);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == 0 && cs == 2, "%s: snap_call -> %u", mode, cs);
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, o, st, ln);
@@ -79,10 +79,10 @@ static void test_call_snap(struct world *w, struct ljw *wk, struct ljw_opts *o,
 	W16(snap + 3 * lay->snap_size + lay->snap_ref, REF_BIAS + 4);
 	w_ir(w, ir, REF_BIAS + 3, REF_BIAS + 2, 14, LJT_IR_CONV);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECKF(ljt__snap_call(&t, 1, &cs) == 0 && cs == 2, "%s: CONV: snap_call", mode);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == 0 && cs == 2, "%s: CONV: snap_call", mode);
 	w_ir(w, ir, REF_BIAS + 3, REF_BIAS + 1, 14, 41 /* ADD */);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECKF(ljt__snap_call(&t, 1, &cs) == -ESRCH, "%s: ADD: snap_call", mode);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == -ESRCH, "%s: ADD: snap_call", mode);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, o, st, ln);
 	CHECKF(n == 4 && st->trace.src == LJW_TS_SNAP_CALL_UNSURE && st->trace.snapno == 1 &&
@@ -99,7 +99,7 @@ static void test_call_snap(struct world *w, struct ljw *wk, struct ljw_opts *o,
 	W16(snap + 0 * lay->snap_size + lay->snap_ref, REF_BIAS + 1);
 	w_ir(w, ir, REF_BIAS + 1, 0, 9, LJT_IR_CALLS);
 	ljt__bind(&t, lay, &w->ms_world, &h);
-	CHECKF(ljt__snap_call(&t, 1, &cs) == -ESRCH, "%s: two calls: snap_call", mode);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == -ESRCH, "%s: two calls: snap_call", mode);
 	/* restore */
 	W16(snap + 1 * lay->snap_size + lay->snap_ref, REF_BIAS + 2);
 	w_ir(w, ir, REF_BIAS + 1, 0, 0, 0);
