@@ -100,6 +100,19 @@ static void test_call_snap(struct world *w, struct ljw *wk, struct ljw_opts *o,
 	w_ir(w, ir, REF_BIAS + 1, 0, 9, LJT_IR_CALLS);
 	ljt__bind(&t, lay, &w->ms_world, &h);
 	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == -ESRCH, "%s: two calls: snap_call", mode);
+	/* ... told apart by the function the sample's call went to: a CALLS
+	 * at REF_BIAS + 1, a CALLXS of the constant 0x1234 at REF_BIAS + 2. */
+	w_ir(w, ir, REF_BIAS + 3, 0, 0, 0);
+	w_ir(w, ir, REF_BIAS + 2, (uint32_t)(REF_BIAS - 2) << 16, 9, LJT_IR_CALLXS);
+	w_ir(w, ir, REF_BIAS - 2, w->fr2 ? 0 : 0x1234, 0, LJT_IR_KPTR);
+	if (w->fr2)
+		W64(ir + 8 * (uint64_t)(REF_BIAS - 1), 0x1234);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0x1234, &cs) == 0 && cs == 2 &&
+	      ljt__snap_call(&t, 1, 0x9999, &cs) == -ESRCH && ljt__snap_call(&t, 1, 0, &cs) == -ESRCH,
+	      "%s: two calls told apart by their target", mode);
+	w_ir(w, ir, REF_BIAS - 2, 0, 0, 0);
+	W64(ir + 8 * (uint64_t)(REF_BIAS - 1), 0);
 	/* restore */
 	W16(snap + 1 * lay->snap_size + lay->snap_ref, REF_BIAS + 2);
 	w_ir(w, ir, REF_BIAS + 1, 0, 0, 0);
