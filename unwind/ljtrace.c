@@ -391,6 +391,166 @@ uint64_t ljt__guarded_bc(struct ljt *t, uint32_t ref)
 	return 0;
 }
 
+/* -- Calls the trace makes -------------------------------------------------- */
+
+/* A snapshot's IR ref (SnapShot.ref: the first instruction it covers);
+ * nins for the end of the last one. */
+static int snap__ref(struct ljt *t, uint32_t i, uint32_t *v)
+{
+	if (i < t->h.nsnap)
+		return snap__field(t, i, t->lay->snap_ref, 2, v);
+	*v = t->h.nins;
+	return 0;
+}
+
+/* Side-effecting calls (CALLS, CALLXS) in IR [lo, hi): how many, and the
+ * last one (*last, when any).  -EINVAL past the IR, -EFAULT unreadable. */
+static int ir__calls(struct ljt *t, uint32_t lo, uint32_t hi, uint32_t *n, uint32_t *last)
+{
+	uint8_t b[IRINS];
+	uint32_t r;
+
+	*n = 0;
+	if (lo < LJT_REF_BIAS || hi > t->h.nins || lo > hi || hi - lo > IR_SCAN_MAX)
+		return -EINVAL;
+	for (r = lo; r < hi; r++) {
+		if (ir__ins(t, r, b))
+			return -EFAULT;
+		if (b[5] == LJT_IR_CALLS || b[5] == LJT_IR_CALLXS) {
+			(*n)++;
+			*last = r;
+		}
+	}
+	return 0;
+}
+
+/* Of the side-effecting calls in IR [lo, hi), the CALLXS whose function is
+ * the constant target (op2 a KPTR/KKPTR/KINT64, lj_crecord.c crec_call):
+ * 0 with *c when exactly one is; -ENOENT when none has a constant function
+ * (CALLS: an IR call id; a computed pointer); -ESRCH else. */
+static int ir__call_to(struct ljt *t, uint32_t lo, uint32_t hi, uint64_t target, uint32_t *c)
+{
+	uint8_t b[IRINS];
+	uint32_t r, op2, m = 0, nconst = 0, hit = 0;
+	uint64_t f;
+
+	for (r = lo; r < hi; r++) {
+		if (ir__ins(t, r, b))
+			return -EFAULT;
+		op2 = (uint32_t)le(b + 2, 2);
+		if (b[5] != LJT_IR_CALLXS || op2 >= LJT_REF_BIAS || ljt__k64(t, op2, &f))
+			continue;
+		nconst++;
+		if (f == target) {
+			m++;
+			hit = r;
+		}
+	}
+	if (m == 1) {
+		*c = hit;
+		return 0;
+	}
+	return nconst ? -ESRCH : -ENOENT;
+}
+
+/* The IR ref of the LOOP instruction before ref, or 0 (no loop). */
+static uint32_t ir__loop(struct ljt *t, uint32_t ref)
+{
+	uint8_t b[IRINS];
+	uint32_t r;
+
+	for (r = ref; r-- > LJT_REF_BIAS;)
+		if (ir__ins(t, r, b) == 0 && b[5] == LJT_IR_LOOP)
+			return r;
+	return 0;
+}
+
+/* The pre-loop original of side-effecting call c in the loop body after
+ * the LOOP at loop: lj_opt_loop.c re-emits [REF_FIRST, LOOP) in order and
+ * never folds a call with side effects, so the k-th such call of the body
+ * copies the k-th of the pre-loop part.  0, or -ESRCH when the counts of
+ * the two parts differ. */
+static int call__orig(struct ljt *t, uint32_t loop, uint32_t c, uint32_t *orig)
+{
+	uint8_t b[IRINS];
+	uint32_t npre, nbody, k, r, last = 0;
+
+	if (ir__calls(t, LJT_REF_BIAS + 1, loop, &npre, &last) ||
+	    ir__calls(t, loop + 1, t->h.nins, &nbody, &last) || npre != nbody ||
+	    ir__calls(t, loop + 1, c, &k, &last))
+		return -ESRCH;
+	for (r = LJT_REF_BIAS + 1; r < loop; r++) {
+		if (ir__ins(t, r, b))
+			return -EFAULT;
+		if ((b[5] == LJT_IR_CALLS || b[5] == LJT_IR_CALLXS) && k-- == 0) {
+			*orig = r;
+			return 0;
+		}
+	}
+	return -ESRCH;
+}
+
+/* Is every instruction in (c, end) the call's result conversion
+ * (lj_crecord.c crec_call: CNEWI of the result, CONV of it) or a NOP
+ * left by DCE? */
+static int call__result_only(struct ljt *t, uint32_t c, uint32_t end)
+{
+	uint8_t b[IRINS];
+	uint32_t r;
+
+	for (r = c + 1; r < end; r++) {
+		if (ir__ins(t, r, b))
+			return 0;
+		if (b[5] == LJT_IR_NOP || (b[5] == LJT_IR_CONV && le(b, 2) == c) ||
+		    (b[5] == LJT_IR_CNEWI && le(b + 2, 2) == c))
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+/* The snapshot holding the frames of the side-effecting call in snapshot
+ * snapno's code (see ljtrace.h). */
+int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out)
+{
+	uint32_t lo, hi, n, c = 0, loop, i, ref = 0;
+	int err;
+
+	if (!t->lay || t->lay->snap_ref + 2 > t->lay->snap_size || snapno >= t->h.nsnap)
+		return -EINVAL;
+	if ((err = snap__ref(t, snapno, &lo)) || (err = snap__ref(t, snapno + 1, &hi)))
+		return err;
+	if (lo < LJT_REF_BIAS)
+		lo = LJT_REF_BIAS;
+	if ((err = ir__calls(t, lo, hi, &n, &c)))
+		return err;
+	if (n == 0)
+		return -ENOENT;
+	/* Several calls (their post-call snapshots merged, lj_snap_add, or
+	 * lj_opt_loop.c's copies): the one to the function the sample's call
+	 * went to. */
+	err = target ? ir__call_to(t, lo, hi, target, &c) : -ENOENT;
+	if (err == -ENOENT && n > 1)	/* none to tell the calls apart by */
+		err = -ESRCH;
+	if (err && err != -ENOENT)
+		return err;
+	loop = ir__loop(t, c);
+	if (loop && (err = call__orig(t, loop, c, &c)))
+		return err;
+	/* The first snapshot after the call: lj_ir.c lj_ir_call and crec_call
+	 * set J->needsnap, so lj_record_ins takes one before the next bytecode. */
+	for (i = 0; i < t->h.nsnap; i++) {
+		if ((err = snap__ref(t, i, &ref)))
+			return err;
+		if (ref > c)
+			break;
+	}
+	if (i >= t->h.nsnap || (loop && ref > loop) || !call__result_only(t, c, ref))
+		return -ESRCH;
+	*out = i;
+	return 0;
+}
+
 /* -- Snapshot decoding ---------------------------------------------------------- */
 
 /* The function a snapshot entry's ref names: fn for a KGC function, else the

@@ -28,8 +28,10 @@
  *   - IR instructions are 8 bytes: op1 u16, op2 u16, t u8, o u8, prev u16.
  *     KGC (o 24): the GCRef is in the next instruction slot (8 bytes) in GC64,
  *     in op12 (4 bytes) otherwise; KNUM (28) and KINT64 (29) hold their 8
- *     bytes in the next slot; KPTR (25) like KGC.  EQ is o 8.  These numbers
- *     are the same in every 2.1 tree (upstream, OpenResty, Tarantool).
+ *     bytes in the next slot; KPTR (25) like KGC.  EQ is o 8, NOP 12, LOOP
+ *     17, CNEWI 84, CONV 91, CALLS 98, CALLXS 99.  These numbers are the
+ *     same in every 2.1 tree with SnapShot.mcofs (upstream, OpenResty,
+ *     Tarantool's lj_ir.h IRDEF).
  *
  * A pure library: memory comes through a memsrc, every count is checked
  * against the data, hostile snapshots yield -EINVAL, never a crash.
@@ -48,6 +50,12 @@
 #define LJT_SNAP_CONT		0x020000u
 #define LJT_SNAP_NORESTORE	0x040000u
 #define LJT_IR_EQ		8
+#define LJT_IR_NOP		12
+#define LJT_IR_LOOP		17
+#define LJT_IR_CNEWI		84
+#define LJT_IR_CONV		91
+#define LJT_IR_CALLS		98
+#define LJT_IR_CALLXS		99
 #define LJT_IR_KGC		24
 #define LJT_IR_KPTR		25
 #define LJT_IR_KKPTR		26
@@ -139,6 +147,24 @@ int ljt__bind(struct ljt *t, const struct lj_layout *lay, const struct memsrc *m
  * ofs is outside the trace, -EFAULT unreadable, -EINVAL inconsistent
  * (decreasing or out-of-range offsets). */
 int ljt__snap_find(struct ljt *t, uint64_t ofs, uint32_t *snapno);
+
+/* RIP in C code a side-effecting call of the trace (IR CALLS, CALLXS: FFI
+ * calls, lj_crecord.c crec_call; library calls with side effects, lj_ir.c
+ * lj_ir_call) runs, whose return address lies in the code of snapshot
+ * snapno; target: the function that call went to (0 unknown).  That
+ * snapshot was taken before the call was recorded, maybe before the Lua
+ * functions around it were entered; the recorder takes the next one right
+ * after the call's bytecode (J->needsnap, lj_record.c lj_record_ins), with
+ * the call's frames, unless lj_snap_add merged it into a later one.  So:
+ * the call in snapno's IR range (the one CALLXS to target when there are
+ * several), its pre-loop original when it is in a loop body (lj_opt_loop.c
+ * copies and may merge snapshots), and the first snapshot after that, when
+ * only the call's result conversion lies between them.  0 with *out;
+ * -ENOENT when the range holds no such call (the covering snapshot
+ * applies); -ESRCH
+ * when the frames at the call are not known (calls it cannot tell apart, a
+ * merged snapshot, loop parts that do not match); -EFAULT, -EINVAL. */
+int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out);
 
 /* Decode snapshot snapno: PC, slot-0 function and the frames above the base
  * frame.  0, -EFAULT unreadable, -EINVAL inconsistent. */

@@ -63,6 +63,8 @@ enum ljw_reason {
 	LJW_R_BAD_VMSTATE,	/* vmstate value outside every known state */
 	LJW_R_FRAME_LIMIT,	/* ljw_opts.max_frames reached */
 	LJW_R_NOMEM,		/* out of memory while walking */
+	LJW_R_CALL_FRAMES,	/* the frames a trace had inlined at a call it made are not
+				 * known (trace.src LJW_TS_SNAP_CALL_UNSURE) */
 	LJW_R__MAX
 };
 
@@ -111,6 +113,13 @@ enum ljw_tsrc {
 	LJW_TS_BADSNAP,		/* start function: snapshot data unreadable or inconsistent */
 	LJW_TS_NOHDR,		/* no usable GCtrace header: jit_base frame without a PC */
 	LJW_TS_EXIT,		/* EXIT state: the exiting trace (J->parent) */
+	LJW_TS_SNAP_CALL_UNSURE, /* RIP in C code the trace called, whose inlined frames
+				 * no snapshot gives (ljt__snap_call): the covering
+				 * snapshot's frames under an [unknown: call_frames] */
+	LJW_TS_SNAP_CALL_PRIOR,	/* RIP in C code the trace called without side effects
+				 * (IR CALLN, CALLL, CALLA, or code the backend calls): the
+				 * covering snapshot's frames, taken before the call; Lua
+				 * functions inlined after it are in no snapshot */
 	LJW__TS_MAX
 };
 
@@ -212,6 +221,9 @@ struct ljw_opts {
 	 * the native unwinder: RIP in C code called from a trace), or 0.  The
 	 * walker also reads the trace's call slot below L->cframe itself. */
 	uint64_t trace_ip;
+	/* The registers the native unwinder found at trace_ip's frame (a call
+	 * through a register, lj_emit_x86.h, names its function there), or NULL. */
+	const struct ljs_regs *trace_regs;
 	/* Scan up to this many J->trace[] entries for the trace containing RIP
 	 * when vmstate does not name it (arm64-style builds, RIP known to be in
 	 * an anonymous executable mapping); 0 = never scan. */

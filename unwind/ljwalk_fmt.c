@@ -139,6 +139,7 @@ const char *ljw_reason__name(enum ljw_reason r)
 		[LJW_R_BAD_VMSTATE] = "bad_vmstate",
 		[LJW_R_FRAME_LIMIT] = "frame_limit",
 		[LJW_R_NOMEM] = "nomem",
+		[LJW_R_CALL_FRAMES] = "call_frames",
 	};
 
 	if ((unsigned)r >= LJW_R__MAX || !names[r])
@@ -197,6 +198,8 @@ const char *ljw_tsrc__name(enum ljw_tsrc s)
 		[LJW_TS_BADSNAP] = "badsnap",
 		[LJW_TS_NOHDR] = "nohdr",
 		[LJW_TS_EXIT] = "exit",
+		[LJW_TS_SNAP_CALL_UNSURE] = "snap_call_unsure",
+		[LJW_TS_SNAP_CALL_PRIOR] = "snap_call_prior",
 	};
 
 	if ((unsigned)s >= LJW__TS_MAX || !names[s])

@@ -410,6 +410,163 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 	return 0;
 }
 
+#define CALL_SCAN	8	/* bytecodes searched back from a snapshot's PC for its call */
+
+/* The CALL bytecode a post-call snapshot resumes after, or 0.  lj_record.c
+ * takes it before the next bytecode; bytecodes that record no IR may follow
+ * before it is final: a MOV of the result, constant loads, and a comparison,
+ * whose rec_comp_prep merges into it (lj_snap_add) and whose rec_comp_fixup
+ * moves its PC past the comparison's JMP.  Anything else: 0. */
+static uint64_t snap__callpc(struct ljw *w, uint64_t pc)
+{
+	uint32_t ins, op, k;
+
+	for (k = 0; k < CALL_SCAN && pc >= 8; k++) {
+		pc -= 4;
+		if (memsrc__u32(w->d.ms, pc, &ins))
+			return 0;
+		op = ljd_bc_op(ins);
+		if (op == LJW_BC_CALL || op == LJW_BC_CALLM)
+			return pc;
+		/* ISLT .. ISNUM (lj_bc.h), MOV, KSTR .. KNIL, UGET, JMP */
+		if (op > LJW_BC_MOV && (op < LJW_BC_KSTR || op > LJW_BC_UGET) && op != LJW_BC_JMP)
+			return 0;
+	}
+	return 0;
+}
+
+/* A register at ret, by x86 number (0 rax .. 15 r15), or 0 unknown: from
+ * the frame the native unwinder found there, else the sample's own (the
+ * recorder's walk has no native unwind; a callee-saved register that a
+ * leaf C function leaves alone still holds it). */
+static uint64_t trace__reg(struct ljw *w, uint64_t ret, unsigned r)
+{
+	const struct ljs_regs *g = w->o->trace_regs;
+	uint64_t v[16];
+
+	if (g && w->o->trace_ip != ret)
+		return 0;
+	if (!g)
+		g = &w->s->regs;
+	v[0] = g->ax; v[1] = g->cx; v[2] = g->dx; v[3] = g->bx;
+	v[4] = 0; v[5] = g->bp; v[6] = g->si; v[7] = g->di;
+	v[8] = g->r8; v[9] = g->r9; v[10] = g->r10; v[11] = g->r11;
+	v[12] = g->r12; v[13] = g->r13; v[14] = g->r14; v[15] = g->r15;
+	return r < 16 ? v[r] : 0;
+}
+
+/* The function the call that returns to ret in trace code calls, or 0
+ * unknown: lj_emit_x86.h emit_call_ emits call rel32, or, for a target out
+ * of reach, call rax after emit_loadu64's mov rax, imm64 / lea rax,
+ * [rip+disp32] / mov rax, simm32 / mov eax, imm32; lj_asm_x86.h asm_callx
+ * calls a function held in a register (a constant hoisted out of a loop),
+ * whose value at ret the native unwinder knows.  Read through the memory,
+ * not the sample. */
+static uint64_t trace__calltarget(struct ljw *w, uint64_t ret)
+{
+	uint8_t b[14];
+	const uint8_t *e = b + sizeof(b);	/* ret */
+	int32_t d;
+	uint64_t q;
+
+	if (ret < sizeof(b) || memsrc__read(w->ms_mem, ret - sizeof(b), b, sizeof(b)))
+		return 0;
+	if (e[-5] == 0xe8) {
+		memcpy(&d, e - 4, 4);
+		return ret + (uint64_t)(int64_t)d;
+	}
+	if (e[-2] != 0xff || (e[-1] & 0xf8) != 0xd0)	/* call r64 */
+		return 0;
+	if (e[-1] == 0xd0 && e[-12] == 0x48 && e[-11] == 0xb8) {
+		memcpy(&q, e - 10, 8);
+		return q;
+	}
+	if (e[-1] == 0xd0 && e[-9] == 0x48 && e[-8] == 0x8d && e[-7] == 0x05) {
+		memcpy(&d, e - 6, 4);
+		return ret - 2 + (uint64_t)(int64_t)d;
+	}
+	return trace__reg(w, ret, (e[-1] & 7u) + (e[-3] == 0x41 ? 8u : 0u));
+}
+
+/* Decode into w->snap the snapshot whose frames the sample had at the
+ * covering snapshot *snapno: for RIP in C code the trace called, the one
+ * ljt__snap_call finds, positioned at its call bytecode (snap__callpc).
+ * 0 (*snapno changed for a call); 1 when the frames at the call are not
+ * known, or use_call is 0 (w->snap is the covering snapshot); 2 when no
+ * side-effecting call is in its code (the covering snapshot's frames); -1
+ * unreadable or inconsistent. */
+static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
+{
+	uint32_t cs;
+	uint64_t cpc;
+	int err = w->ts.ip_call ?
+		  ljt__snap_call(&w->tr, *snapno, trace__calltarget(w, w->ts.ip), &cs) : -ENOENT;
+
+	if (err == 0 && use_call && ljt__snap_decode(&w->tr, cs, w->snap) == 0) {
+		cpc = snap__callpc(w, w->snap->pc);
+		if (cpc) {
+			w->snap->pc = cpc;
+			*snapno = cs;
+			return 0;
+		}
+	}
+	if (ljt__snap_decode(&w->tr, *snapno, w->snap))
+		return -1;
+	if (err == -ENOENT)
+		return w->ts.ip_call ? 2 : 0;
+	return 1;
+}
+
+/* The inlined frames at machine-code offset ofs into w->inl (see
+ * inline__emit): the trace source (enum ljw_tsrc), or -1.  A call's
+ * snapshot that does not fit the stack leaves the covering one, unsure. */
+static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+			uint64_t ofs, uint64_t *pc, uint64_t *fn, size_t *n, uint32_t *snapno)
+{
+	int pick, use_call;
+
+	for (use_call = 1; use_call >= 0; use_call--) {
+		*n = 0;
+		out->trace.ninlined = 0;
+		*pc = *fn = 0;
+		if (ljt__snap_find(&w->tr, ofs, snapno))
+			return -1;
+		pick = snap__pick(w, snapno, use_call);
+		if (pick < 0)
+			return -1;
+		if (inline__emit(w, out, L, base, w->snap, pc, fn, n) == 0)
+			return pick == 1 ? LJW_TS_SNAP_CALL_UNSURE :
+			       pick == 2 ? LJW_TS_SNAP_CALL_PRIOR :
+			       w->ts.ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
+		if (pick != 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* Put an [unknown: call_frames] frame innermost above the n inlined frames
+ * of the covering snapshot, counted: the frames the call had are not known,
+ * these are the ones around it.  The new count. */
+static size_t call__unsure(struct ljw *w, struct ljw_stack *out, uint64_t L, size_t n)
+{
+	struct ljw_frame *f;
+
+	if (n >= LJT_MAX_FRAMES)
+		return n;
+	memmove(w->inl + 1, w->inl, n * sizeof(*w->inl));
+	f = &w->inl[0];
+	memset(f, 0, sizeof(*f));
+	f->kind = LJW_FRAME_UNKNOWN;
+	f->reason = LJW_R_CALL_FRAMES;
+	f->flags = LJW_F_INLINED;
+	f->pos = f->line = -1;
+	f->traceno = out->trace.traceno;
+	f->L = L;
+	out->unknown[LJW_R_CALL_FRAMES]++;
+	out->nunknown++;
+	return n + 1;
+}
+
 /* For the jit_base frame of the running trace (see ljwalk_int.h). */
 size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
 		      uint64_t *pc, uint64_t *fn, const struct ljw_frame **inl)
@@ -421,6 +578,7 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 	uint64_t ofs, bfn, fpc;
 	size_t n = 0;
 	struct ljw_proto *p;
+	int src;
 
 	*pc = *fn = 0;
 	*inl = w->inl;
@@ -445,13 +603,13 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 		tr->src = LJW_TS_BADSNAP;
 		tr->ninlined = 0;
 		if (w->snap && w->inl && ljt__bind(&w->tr, lay, w->ms_mem, &ts->h) == 0 &&
-		    ljt__snap_find(&w->tr, ofs, &snapno) == 0 &&
-		    ljt__snap_decode(&w->tr, snapno, w->snap) == 0 &&
-		    inline__emit(w, out, L, base, w->snap, pc, fn, &n) == 0) {
-			tr->src = ts->ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
+		    (src = snap__frames(w, out, L, base, ofs, pc, fn, &n, &snapno)) >= 0) {
+			tr->src = (enum ljw_tsrc)src;
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
+			if (src == LJW_TS_SNAP_CALL_UNSURE)
+				n = call__unsure(w, out, L, n);
 			return n;
 		}
 		n = 0;	/* drop what a bad snapshot produced */

@@ -537,8 +537,9 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 					const struct native_stack *ns)
 {
 	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
-	struct ljs_regs vmr;
+	struct ljs_regs vmr, trr;
 	long vm;
+	size_t i;
 
 	if (!p->has_luajit || !(s->flags & LJS_SAMPLE_F_LUAJIT))
 		return NULL;
@@ -547,6 +548,19 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 	if (vm >= 0) {
 		native_frame__to_ljs_regs(&ns->frames[vm], &vmr);
 		wo.vm_regs = &vmr;
+	}
+	/* The innermost return address into anonymous code (a trace, which
+	 * the walker checks) and the registers there. */
+	for (i = 0; ns && i < ns->nframes; i++) {
+		const struct native_frame *f = &ns->frames[i];
+
+		if (!f->activation && (f->map_flags & NATIVE_MAP_ANON) &&
+		    (f->pc < p->vm_lo || f->pc >= p->vm_hi)) {
+			native_frame__to_ljs_regs(f, &trr);
+			wo.trace_ip = f->pc;
+			wo.trace_regs = &trr;
+			break;
+		}
 	}
 	/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
 	if (ljw__walk(r->w, &p->layout, s, ms, &wo, &r->lst) == -EINVAL)

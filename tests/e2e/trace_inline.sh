@@ -49,7 +49,7 @@ tsamples=$(awk '/^JIT trace samples:/ { gsub(",", "", $4); print $4 }' "$TMPD/jo
 incaller=$(awk -v lo="$lc" '$3 ~ /^TRACE_[0-9]+::/ && $3 ~ /trace_inline\.lua:/ {
 		n = split($3, p, ":"); if (p[n] + 0 >= lo + 0) s += $1 }
 	END { print s + 0 }' "$TMPD/jon.txt")
-snap=$(awk '$1 == "snap" || $1 == "snap_call" { s += $2 } END { print s + 0 }' "$TMPD/jon.txt")
+snap=$(awk '$1 == "snap" || $1 == "snap_call" || $1 == "snap_call_prior" { s += $2 } END { print s + 0 }' "$TMPD/jon.txt")
 note "by trace: $tsamples trace samples, $incaller in traces starting in caller(), $snap placed by a snapshot"
 # each row names the function its trace started in: the top one is caller's
 # loop, known by its name and its line (from the script's own source)

@@ -128,6 +128,7 @@ static uint64_t w_trace(struct world *w, uint32_t traceno, uint64_t mcode, uint3
 	const struct lj_layout *lay = w->lay;
 	uint32_t map[64], mapofs[4], nent[4], nmap, i;
 	static const uint32_t mcofs[4] = { 0, 100, 200, 260 };
+	static const uint32_t sref[4] = { REF_BIAS + 1, REF_BIAS + 2, REF_BIAS + 3, REF_BIAS + 3 };
 	size_t sztr = (lay->t_size + 7) & ~(size_t)7, szins = 8 * (NINS - NK);
 	uint64_t T, ir, snap, smap;
 
@@ -161,6 +162,7 @@ static uint64_t w_trace(struct world *w, uint32_t traceno, uint64_t mcode, uint3
 
 		W32(s + lay->snap_mapofs, mapofs[i]);
 		W16(s + lay->snap_mcofs, mcofs[i]);
+		W16(s + lay->snap_ref, sref[i]);
 		W8(s + lay->snap_nent, nent[i]);
 		W8(s + lay->snap_nslots, 8);
 	}

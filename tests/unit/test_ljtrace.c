@@ -41,6 +41,89 @@ static struct world wstore;
 
 /* Long on purpose: one list of checks, each changing the same world a step further. */
 /* A sample inside the trace's machine code, per snapshot, and the fallbacks. */
+/* RIP in C code a side-effecting call of the trace made (ljt__snap_call):
+ * snapshot #1 covers IR [REF_BIAS + 2, REF_BIAS + 3), #2 starts at
+ * REF_BIAS + 3 with PC caller:3, after the CALL at caller:2.  A CALLXS at
+ * REF_BIAS + 2 takes #2's frames, at the CALL (line 12); an instruction
+ * that is not the call's result conversion before #2 leaves the frames
+ * unknown: #1's under an [unknown: call_frames].  Leaves the world as it
+ * was. */
+static void test_call_snap(struct world *w, struct ljw *wk, struct ljw_opts *o,
+			   struct ljw_stack *st, char ln[][160], const char *mode)
+{
+	const struct lj_layout *lay = w->lay;
+	uint64_t ir, snap;
+	struct ljt_hdr h;
+	struct ljt t;
+	uint32_t cs = 0;
+	int n;
+
+	memcpy(&ir, &w->mem[w->T + lay->t_ir - w->sm.base], 8);
+	memcpy(&snap, &w->mem[w->T + lay->t_snap - w->sm.base], 8);
+	ljt__init(&t);
+	CHECKF(ljt_hdr__read(lay, &w->ms_world, w->T, &h) == 0 &&
+	      ljt__bind(&t, lay, &w->ms_world, &h) == 0 && ljt__snap_call(&t, 1, 0, &cs) == -ENOENT,
+	      "%s: snap_call without a call", mode);
+	w_ir(w, ir, REF_BIAS + 2, 0, 9, LJT_IR_CALLXS);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == 0 && cs == 2, "%s: snap_call -> %u", mode, cs);
+	W64(w->cf - 24 - SPADJUST, MCODE + 151);
+	world_sample(w, w->T, 0x401000);
+	n = world_walk(w, wk, o, st, ln);
+	CHECKF(n == 2 && st->trace.src == LJW_TS_SNAP_CALL && st->trace.snapno == 2 &&
+	      st->frames[0].fn == w->fn_caller && st->frames[0].line == 12,
+	      "%s: frames at the call: %d, src %s snap %d, %s", mode, n,
+	      ljw_tsrc__name(st->trace.src), st->trace.snapno, n ? ln[0] : "-");
+	/* The result's conversion may lie between the call and #2, nothing else. */
+	W16(snap + 2 * lay->snap_size + lay->snap_ref, REF_BIAS + 4);
+	W16(snap + 3 * lay->snap_size + lay->snap_ref, REF_BIAS + 4);
+	w_ir(w, ir, REF_BIAS + 3, REF_BIAS + 2, 14, LJT_IR_CONV);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == 0 && cs == 2, "%s: CONV: snap_call", mode);
+	w_ir(w, ir, REF_BIAS + 3, REF_BIAS + 1, 14, 41 /* ADD */);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == -ESRCH, "%s: ADD: snap_call", mode);
+	world_sample(w, w->T, 0x401000);
+	n = world_walk(w, wk, o, st, ln);
+	CHECKF(n == 4 && st->trace.src == LJW_TS_SNAP_CALL_UNSURE && st->trace.snapno == 1 &&
+	      st->frames[0].kind == LJW_FRAME_UNKNOWN && st->frames[0].reason == LJW_R_CALL_FRAMES &&
+	      st->frames[1].fn == w->fn_helper && st->nunknown == 1 &&
+	      st->unknown[LJW_R_CALL_FRAMES] == 1,
+	      "%s: unknown frames at the call: %d, src %s, %s", mode, n,
+	      ljw_tsrc__name(st->trace.src), n ? ln[0] : "-");
+	/* Two side-effecting calls in one snapshot's code: unknown. */
+	w_ir(w, ir, REF_BIAS + 3, 0, 9, LJT_IR_CALLS);
+	W16(snap + 2 * lay->snap_size + lay->snap_ref, REF_BIAS + 3);
+	W16(snap + 3 * lay->snap_size + lay->snap_ref, REF_BIAS + 3);
+	W16(snap + 1 * lay->snap_size + lay->snap_ref, REF_BIAS + 1);
+	W16(snap + 0 * lay->snap_size + lay->snap_ref, REF_BIAS + 1);
+	w_ir(w, ir, REF_BIAS + 1, 0, 9, LJT_IR_CALLS);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0, &cs) == -ESRCH, "%s: two calls: snap_call", mode);
+	/* ... told apart by the function the sample's call went to: a CALLS
+	 * at REF_BIAS + 1, a CALLXS of the constant 0x1234 at REF_BIAS + 2. */
+	w_ir(w, ir, REF_BIAS + 3, 0, 0, 0);
+	w_ir(w, ir, REF_BIAS + 2, (uint32_t)(REF_BIAS - 2) << 16, 9, LJT_IR_CALLXS);
+	w_ir(w, ir, REF_BIAS - 2, w->fr2 ? 0 : 0x1234, 0, LJT_IR_KPTR);
+	if (w->fr2)
+		W64(ir + 8 * (uint64_t)(REF_BIAS - 1), 0x1234);
+	ljt__bind(&t, lay, &w->ms_world, &h);
+	CHECKF(ljt__snap_call(&t, 1, 0x1234, &cs) == 0 && cs == 2 &&
+	      ljt__snap_call(&t, 1, 0x9999, &cs) == -ESRCH && ljt__snap_call(&t, 1, 0, &cs) == -ESRCH,
+	      "%s: two calls told apart by their target", mode);
+	w_ir(w, ir, REF_BIAS - 2, 0, 0, 0);
+	W64(ir + 8 * (uint64_t)(REF_BIAS - 1), 0);
+	/* restore */
+	W16(snap + 1 * lay->snap_size + lay->snap_ref, REF_BIAS + 2);
+	w_ir(w, ir, REF_BIAS + 1, 0, 0, 0);
+	w_ir(w, ir, REF_BIAS + 2, 0, 0, 0);
+	w_ir(w, ir, REF_BIAS + 3, 0, 0, 0);
+	W64(w->cf - 24 - SPADJUST, 0);	/* the sample as the caller took it */
+	world_sample(w, w->T, 0x401000);
+	W64(w->cf - 24 - SPADJUST, MCODE + 151);
+	ljt__exit(&t);
+}
+
 static void test_walk(const struct lj_layout *lay0, const char *mode)
 {
 	struct world *w = &wstore;
@@ -100,11 +183,12 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	      st.frames[0].line == 23 && (st.frames[0].flags & LJW_F_TRACE),
 	      "%s: tail-called base frame: %d frames, %s", mode, n, n ? ln[0] : "-");
 
-	/* RIP in C code called from the trace: the call's return address. */
+	/* RIP in C code called from the trace: the call's return address (no
+	 * side-effecting call in the IR: the covering snapshot, snap_call_prior). */
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 1 &&
+	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 1 &&
 	      st.trace.mcofs == 150 && (st.frames[0].flags & LJW_F_INLINED),
 	      "%s: call site: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	/* The slot is read from the sample's stack copy, never from memory
@@ -115,11 +199,12 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	n = world_walk(w, wk, &o, &st, ln);
 	CHECKF(st.trace.src == LJW_TS_START, "%s: call slot read from memory: src %s", mode,
 	      ljw_tsrc__name(st.trace.src));
+	test_call_snap(w, wk, &o, &st, ln, mode);
 	/* ... from the native unwinder instead */
 	W64(w->cf - 24 - SPADJUST, 0);
 	o.trace_ip = MCODE + 201;
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL && st.trace.snapno == 2,
+	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 2,
 	      "%s: trace_ip: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
 	o.trace_ip = 0;
 	/* No return address into the trace: the start PC (line 11). */
