@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
 -- Workload for tests/e2e/trace_exit.sh: a hot loop whose trace takes a side
 -- exit every third iteration (x is a string there, a number elsewhere), so
 -- that the trace exit handler and lj_trace_exit (lj_snap_restore under
