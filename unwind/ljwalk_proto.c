@@ -230,7 +230,11 @@ int ljw__proto_ins(struct ljw *w, const struct ljw_proto *p, uint32_t pos, uint3
 
 	if (p->err != LJW_R_NONE || pos >= p->sizebc)
 		return -ERANGE;
-	if (ljw__proto_read(w, p, p->pt + w->d.lay->pt_size + 4 * (uint64_t)pos, b, 4))
+	/* A whole allocation holds all of the bytecode (proto__load checked
+	 * sizept >= pt_size + 4 * sizebc): what ljw__proto_read would copy. */
+	if (p->mem)
+		memcpy(b, p->mem + w->d.lay->pt_size + 4 * (size_t)pos, 4);
+	else if (ljw__proto_read(w, p, p->pt + w->d.lay->pt_size + 4 * (uint64_t)pos, b, 4))
 		return -EFAULT;
 	*ins = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
 	       (uint32_t)b[3] << 24;
