@@ -164,11 +164,11 @@ const char *ljw__varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, 
 				break;
 			q++;
 		} else {
-			while (q < end && *q)
-				q++;
-			if (q >= end)
+			const uint8_t *nul = memchr(q, 0, (size_t)(end - q));
+
+			if (!nul)
 				break;
-			q++;
+			q = nul + 1;
 		}
 		startpc = lastpc + uleb__read(&q, end, &ok);
 		lastpc = startpc;
