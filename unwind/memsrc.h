@@ -45,6 +45,7 @@ struct memsrc_sample {
 	struct memsrc ms;
 	const struct ljs_sample *s;
 	size_t n;
+	int sorted;		/* w[] by address: no two windows overlap */
 	struct memsrc_window_ {
 		uint64_t addr, len;
 		const uint8_t *data;
