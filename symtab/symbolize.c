@@ -49,6 +49,7 @@ struct sym_chunk {
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct intmap objs;		/* struct objfile * -> struct sym_obj * */
+	struct sym_obj *last;		/* the entry of objs found last (never removed) */
 	struct sym_chunk *arena;
 	struct sym_info scratch;
 	struct symbolizer_stats st;
@@ -198,12 +199,16 @@ static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
 {
 	uint64_t *v;
 	struct sym_obj *so;
-	int found = intmap__slot(&s->objs, (uintptr_t)obj, &v);
+	int found;
 
+	/* Consecutive frames are mostly in one file. */
+	if (s->last && s->last->obj == obj)
+		return s->last;
+	found = intmap__slot(&s->objs, (uintptr_t)obj, &v);
 	if (found < 0)
 		return NULL;
 	if (found)
-		return (struct sym_obj *)(uintptr_t)*v;
+		return s->last = (struct sym_obj *)(uintptr_t)*v;
 	so = calloc(1, sizeof(*so));
 	if (!so) {
 		intmap__del(&s->objs, (uintptr_t)obj);
@@ -211,6 +216,7 @@ static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
 	}
 	so->obj = obj;
 	*v = (uintptr_t)so;
+	s->last = so;
 	s->st.objects++;
 	return so;
 }
@@ -449,7 +455,6 @@ int symbolizer__pc(struct symbolizer *s, const struct procmap *pm, uint64_t pc, 
 	return 0;
 }
 
-/* "name+0xoff", or "module+0xfileoff". */
 /* snprintf(buf, size, "%s+0x%llx", s, v) without the format parser (one per
  * native frame without a symbol): the same bytes and return value. */
 static int plus_hex(char *buf, size_t size, const char *s, uint64_t v)
@@ -481,6 +486,7 @@ static int plus_hex(char *buf, size_t size, const char *s, uint64_t v)
 	return (int)(sl + tl);
 }
 
+/* "name+0xoff", or "module+0xfileoff". */
 int sym_info__format(const struct sym_info *si, char *buf, size_t size)
 {
 	const char *mod = si->module && si->module[0] ? si->module : "[anon]";
