@@ -152,6 +152,10 @@ int mp_cur__uint(struct mp_cur *c, uint64_t *v)
 {
 	int neg;
 
+	if (!c->err && c->p < c->end && *c->p <= 0x7f) {	/* positive fixint: most */
+		*v = *c->p++;
+		return 0;
+	}
 	if (mp_cur__number(c, v, &neg))
 		return c->err;
 	if (neg) {
@@ -181,6 +185,10 @@ int mp_cur__u32(struct mp_cur *c, uint32_t *v)
 {
 	uint64_t u;
 
+	if (!c->err && c->p < c->end && *c->p <= 0x7f) {	/* positive fixint: most */
+		*v = *c->p++;
+		return 0;
+	}
 	*v = 0;
 	if (mp_cur__uint(c, &u))
 		return c->err;
