@@ -699,6 +699,7 @@ void ljw__delete(struct ljw *w)
 	intmap__exit(&w->byaddr);
 	intmap__exit(&w->defs);
 	ljw__defnames_exit(w);
+	ljw__vars_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
 	free(w->inl);

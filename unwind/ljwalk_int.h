@@ -69,6 +69,23 @@ struct ljw_defname {
 	const char *what;		/* static */
 };
 
+/* A prototype's variable list (GCproto.varinfo, lj_debug.c
+ * debug_varname) decoded once by ljwalk_name.c and kept across walks with
+ * the bytes it was decoded from: it stands for a walk's prototype only
+ * when that prototype's bytes are the same. */
+struct ljw_var {
+	uint32_t startpc, endpc;
+	uint32_t name;		/* offset of its NUL-terminated name in bytes, or
+				 * LJW_VAR_SPECIAL | VARNAMEDEF index */
+};
+#define LJW_VAR_SPECIAL	0x80000000u
+struct ljw_vars {
+	uint8_t *bytes;		/* [varinfo, end of the allocation) */
+	size_t len;
+	struct ljw_var *v;
+	size_t n;
+};
+
 struct ljw {
 	/* result */
 	struct ljw_frame *frames;
@@ -84,6 +101,9 @@ struct ljw {
 	size_t nknown, capknown;
 	struct intmap byknown;	/* prototype address -> index into known[] */
 	struct intmap uvwant, uvseen;	/* per walk: functions to name, objects read */
+	struct ljw_vars *vars;		/* decoded variable lists of earlier walks */
+	size_t nvars, capvars, varbytes;
+	struct intmap byvars;		/* varinfo address -> index into vars[] */
 	int nomem;
 	/* per-walk context */
 	struct ljd d;
@@ -98,6 +118,9 @@ struct ljw {
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
 };
+
+/* -- Variable lists (ljwalk_name.c) -- */
+void ljw__vars_exit(struct ljw *w);
 
 /* -- Result (ljwalk.c) -- */
 /* Append a zeroed frame; NULL when out of memory. */
