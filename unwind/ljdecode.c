@@ -3,6 +3,7 @@
  * ljdecode.c -- GC64 / non-GC64 decoding of references, TValues, frame
  * headers and C frames.  See ljdecode.h.
  */
+#include <endian.h>
 #include <errno.h>
 
 #include "unwind/ljdecode.h"
@@ -91,19 +92,13 @@ int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
 
 	if (d->fr2) {
 		/* [f-8] = function TValue, [f] = 64-bit ftsz */
-		uint8_t b[16];
-		int i;
-
 		if (f < 8)
 			return -EFAULT;
-		err = memsrc__read(d->ms, f - 8, b, sizeof(b));
+		err = memsrc__read(d->ms, f - 8, w, sizeof(w));
 		if (err)
 			return err;
-		w[0] = w[1] = 0;
-		for (i = 7; i >= 0; i--) {
-			w[0] = w[0] << 8 | b[i];
-			w[1] = w[1] << 8 | b[8 + i];
-		}
+		w[0] = le64toh(w[0]);
+		w[1] = le64toh(w[1]);
 		fr->fn = ljd__tv_gcval(d, w[0]);
 		fr->fn_itype = ljd__tv_itype(d, w[0]);
 		fr->ftsz = (int64_t)w[1];
