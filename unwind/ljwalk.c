@@ -730,6 +730,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->cf_now = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
+	if (++w->walkno == 0) {		/* forget the function headers of every walk */
+		memset(w->fnc, 0, sizeof(w->fnc));
+		w->walkno = 1;
+	}
 	w->s = s;
 	w->o = o ? o : &defopts;
 	/* Trace memory: the chain without the sample's own windows. */

@@ -69,6 +69,15 @@ struct ljw_defname {
 	const char *what;		/* static */
 };
 
+/* A function header this walk read (ljw__fn_read), in a slot by address:
+ * the walk's memory does not change while it runs. */
+#define LJW_FNC_SLOTS	16
+struct ljw_fnc {
+	uint64_t fn, pc, cfn;
+	uint32_t walk;		/* ljw.walkno when read */
+	uint8_t gct, ffid;
+};
+
 /* A prototype's variable list (GCproto.varinfo, lj_debug.c
  * debug_varname) decoded once by ljwalk_name.c and kept across walks with
  * the bytes it was decoded from: it stands for a walk's prototype only
@@ -104,6 +113,8 @@ struct ljw {
 	struct ljw_vars *vars;		/* decoded variable lists of earlier walks */
 	size_t nvars, capvars, varbytes;
 	struct intmap byvars;		/* varinfo address -> index into vars[] */
+	uint32_t walkno;		/* walks so far (wrapping past 0 to 1) */
+	struct ljw_fnc fnc[LJW_FNC_SLOTS];
 	int nomem;
 	/* per-walk context */
 	struct ljd d;

@@ -303,11 +303,19 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t need = lay->fn_f + 8 > lay->fn_pc + w->d.ref ? lay->fn_f + 8 :
 			lay->fn_pc + w->d.ref, i;
+	struct ljw_fnc *c = &w->fnc[(fn ^ fn >> 6 ^ fn >> 12) & (LJW_FNC_SLOTS - 1)];
 	uint8_t b[64];
 
 	*pc = *cfn = 0;
 	if (fn == 0)
 		return -EFAULT;
+	if (c->walk == w->walkno && c->fn == fn) {	/* read before in this walk */
+		*gct = c->gct;
+		*ffid = c->ffid;
+		*pc = c->pc;
+		*cfn = c->cfn;
+		return 0;
+	}
 	if (need <= sizeof(b) && lay->fn_ffid < need && w->d.gct_ofs < need &&
 	    memsrc__read(w->d.ms, fn, b, need) == 0) {
 		*gct = b[w->d.gct_ofs];
@@ -316,7 +324,7 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 			*pc = *pc << 8 | b[lay->fn_pc + i];
 		for (i = 8; i-- > 0;)
 			*cfn = *cfn << 8 | b[lay->fn_f + i];
-		return 0;
+		goto keep;
 	}
 	/* The header crosses the end of what is readable: field by field. */
 	if (ljd__gct(&w->d, fn, gct) || memsrc__u8(w->d.ms, fn + lay->fn_ffid, ffid) ||
@@ -324,6 +332,13 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 		return -EFAULT;
 	if (*ffid != 0 && ljd__ptr(&w->d, fn + lay->fn_f, cfn))
 		*cfn = 0;
+keep:
+	c->walk = w->walkno;
+	c->fn = fn;
+	c->gct = *gct;
+	c->ffid = *ffid;
+	c->pc = *pc;
+	c->cfn = *cfn;
 	return 0;
 }
 
