@@ -56,6 +56,7 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 	if (have_cfa)
 		cfa = cur->r[r->cfa_reg] + (uint64_t)r->cfa_off;
 	next->valid = 0;
+	memset(next->r, 0, sizeof(next->r));	/* an undefined register reads as 0 */
 	/* The defined registers, in DWARF order (the order of libdw's reads). */
 	for (live = r->live; live; live &= live - 1) {
 		i = __builtin_ctz(live);
@@ -99,7 +100,6 @@ static int fast__on_frame(struct native_unw *u, const struct fast_state *cur,
 {
 	struct native_walk *w = &u->w;
 	struct native_frame f;
-	unsigned i;
 
 	*probe = -1;
 	if (w->seg_frames && w->fault_beyond)
@@ -122,11 +122,9 @@ static int fast__on_frame(struct native_unw *u, const struct fast_state *cur,
 			w->probe_unknown |= *probe == FAST_UNKNOWN;
 			f.activation = *probe == FAST_NEXT && next->signal;
 		}
-		for (i = 0; i < NATIVE_NREGS; i++)
-			if ((cur->valid >> i) & 1) {
-				f.regs.r[i] = cur->r[i];
-				f.regs.valid |= 1u << i;
-			}
+		/* cur was stepped (fast__step): its undefined registers are 0 */
+		memcpy(f.regs.r, cur->r, sizeof(f.regs.r));
+		f.regs.valid = cur->valid & NATIVE_ALL_REGS;
 		f.pc = cur->pc;
 		f.how = w->prev_in_mod ? NATIVE_HOW_CFI : NATIVE_HOW_FP;
 	}
