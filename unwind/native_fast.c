@@ -41,7 +41,7 @@ enum { FAST_NEXT, FAST_END, FAST_UNKNOWN, FAST_BAIL };
  * libdw's frame-pointer step), FAST_BAIL (a rule the cache does not keep). */
 static int fast__step(struct native_unw *u, const struct fast_state *cur, struct fast_state *next)
 {
-	uint64_t pc = cur->initial || cur->signal ? cur->pc : cur->pc - 1, v, cfa = 0;
+	uint64_t pc = cur->initial || cur->signal ? cur->pc : cur->pc - 1, v, a, cfa = 0;
 	const struct native_rule *r = native_space__rule(u->w.sp, pc);
 	uint32_t live;
 	int i, have_cfa;
@@ -67,7 +67,13 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 			v = cur->r[i];
 			break;
 		case NATIVE_RULE_AT_CFA:
-			if (!have_cfa || native__read_word(u, cfa + (uint64_t)r->arg[i], &v) != 0)
+			if (!have_cfa)
+				continue;
+			a = cfa + (uint64_t)r->arg[i];
+			/* native__read_word's first case, inline: the stack copy */
+			if (a >= u->w.stk_lo && a < u->w.stk_hi && u->w.stk_hi - a >= 8)
+				memcpy(&v, u->w.stk + (a - u->w.stk_lo), 8);
+			else if (native__read_word(u, a, &v) != 0)
 				continue;
 			break;
 		case NATIVE_RULE_CFA:
