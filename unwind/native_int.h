@@ -18,6 +18,7 @@
 						 * stack mapping is unknown */
 #define NATIVE_CB_STOP		2	/* native__on_frame: stop, w->end says why */
 #define NATIVE_CB_HOOK		3	/* native__on_frame: run the hook on the last frame */
+#define NATIVE_RULE_MEMO	64	/* native_space.rule_memo slots */
 #define NATIVE_ALL_REGS		((1u << NATIVE_NREGS) - 1)
 
 /* A mapping as the address space keeps it (paths copied). */
@@ -66,6 +67,9 @@ struct native_space {
 	unsigned char ehdr[sizeof(Elf64_Ehdr)];
 	uint64_t last_used;
 	struct intmap rule_idx;		/* lookup pc -> index into rules */
+	struct {			/* rule_idx's answers found last, by pc */
+		uint64_t pc, idx1;	/* idx1: index + 1, 0 for an empty slot */
+	} rule_memo[NATIVE_RULE_MEMO];
 	struct native_rule *rules;
 	size_t nrules, rules_cap;
 };
