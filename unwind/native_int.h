@@ -70,6 +70,9 @@ struct native_space {
 	struct {			/* rule_idx's answers found last, by pc */
 		uint64_t pc, idx1;	/* idx1: index + 1, 0 for an empty slot */
 	} rule_memo[NATIVE_RULE_MEMO];
+	struct {			/* native_space__find's, by address */
+		uint64_t addr, idx1;	/* idx1: index into maps + 1, 0 for none */
+	} find_memo[NATIVE_RULE_MEMO];
 	struct native_rule *rules;
 	size_t nrules, rules_cap;
 };
@@ -121,7 +124,7 @@ int native__space(struct native_unw *u, const struct native_maps *m, struct nati
 void native_space__delete(struct native_space *s);
 
 /* The mapping of s containing addr, or NULL. */
-const struct native_smap *native_space__find(const struct native_space *s, uint64_t addr);
+const struct native_smap *native_space__find(struct native_space *s, uint64_t addr);
 
 /* Does the CFI of f's pc say that frame has no caller? */
 int native__outermost(struct native_space *s, const struct native_frame *f);
