@@ -302,7 +302,7 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 {
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t need = lay->fn_f + 8 > lay->fn_pc + w->d.ref ? lay->fn_f + 8 :
-			lay->fn_pc + w->d.ref, i;
+			lay->fn_pc + w->d.ref;
 	struct ljw_fnc *c = &w->fnc[(fn ^ fn >> 6 ^ fn >> 12) & (LJW_FNC_SLOTS - 1)];
 	uint8_t b[64];
 
@@ -320,10 +320,8 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 	    memsrc__read(w->d.ms, fn, b, need) == 0) {
 		*gct = b[w->d.gct_ofs];
 		*ffid = b[lay->fn_ffid];
-		for (i = w->d.ref; i-- > 0;)
-			*pc = *pc << 8 | b[lay->fn_pc + i];
-		for (i = 8; i-- > 0;)
-			*cfn = *cfn << 8 | b[lay->fn_f + i];
+		memcpy(pc, b + lay->fn_pc, w->d.ref);	/* little endian; upper bytes zero if ref == 4 */
+		memcpy(cfn, b + lay->fn_f, 8);
 		goto keep;
 	}
 	/* The header crosses the end of what is readable: field by field. */
