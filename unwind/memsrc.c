@@ -215,7 +215,7 @@ found:
 	if (w->len - off < len)
 		return windows__copy(m->s, m->s->nsec < LJS_SAMPLE_MAX_SECS ?
 				     m->s->nsec : LJS_SAMPLE_MAX_SECS, sample__win, addr, buf, len);
-	memcpy(buf, w->data + off, len);
+	memsrc__copy(buf, w->data + off, len);
 	return 0;
 }
 
