@@ -730,8 +730,9 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->cf_now = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
-	if (++w->walkno == 0) {		/* forget the function headers of every walk */
+	if (++w->walkno == 0) {		/* forget the objects every walk read */
 		memset(w->fnc, 0, sizeof(w->fnc));
+		memset(w->strc, 0, sizeof(w->strc));
 		w->walkno = 1;
 	}
 	w->s = s;

@@ -78,6 +78,16 @@ struct ljw_fnc {
 	uint8_t gct, ffid;
 };
 
+/* A string this walk read (ljw__gcstr), in a slot by address: the copy in
+ * the arena serves the walk's later reads of it. */
+#define LJW_STRC_SLOTS	16
+struct ljw_strc {
+	uint64_t str;
+	uint32_t cap, len;
+	uint32_t walk;		/* ljw.walkno when read */
+	const char *s;
+};
+
 /* A prototype's variable list (GCproto.varinfo, lj_debug.c
  * debug_varname) decoded once by ljwalk_name.c and kept across walks with
  * the bytes it was decoded from: it stands for a walk's prototype only
@@ -115,6 +125,7 @@ struct ljw {
 	struct intmap byvars;		/* varinfo address -> index into vars[] */
 	uint32_t walkno;		/* walks so far (wrapping past 0 to 1) */
 	struct ljw_fnc fnc[LJW_FNC_SLOTS];
+	struct ljw_strc strc[LJW_STRC_SLOTS];
 	int nomem;
 	/* per-walk context */
 	struct ljd d;

@@ -92,7 +92,7 @@ void ljw__protos_reset(struct ljw *w)
 
 /* Read a GCstr: len bytes at str + str_size, at most cap, into the arena.
  * Long strings keep their first and last cap/2 bytes joined by "...". */
-const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
+static const char *gcstr__read(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
 {
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t len, half;
@@ -115,8 +115,7 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
 		if (!buf || memsrc__read(w->d.ms, str + lay->str_size, buf, len))
 			return NULL;
 		buf[len] = '\0';
-		if (lenp)
-			*lenp = len;
+		*lenp = len;
 		return buf;
 	}
 	half = cap / 2;
@@ -126,9 +125,34 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
 		return NULL;
 	memcpy(buf + half, "...", 3);
 	buf[half * 2 + 3] = '\0';
-	if (lenp)
-		*lenp = half * 2 + 3;
+	*lenp = half * 2 + 3;
 	return buf;
+}
+
+/* The string, once per walk: the prototypes of one chunk share its name,
+ * and the walk's memory does not change while it runs. */
+const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
+{
+	struct ljw_strc *c = &w->strc[(str ^ str >> 6 ^ str >> 12) & (LJW_STRC_SLOTS - 1)];
+	const char *s;
+	uint32_t len;
+
+	if (c->walk == w->walkno && c->str == str && c->cap == cap) {
+		if (lenp)
+			*lenp = c->len;
+		return c->s;
+	}
+	s = gcstr__read(w, str, cap, &len);
+	if (!s)
+		return NULL;
+	c->walk = w->walkno;
+	c->str = str;
+	c->cap = cap;
+	c->len = len;
+	c->s = s;
+	if (lenp)
+		*lenp = len;
+	return s;
 }
 
 /* Read and validate a prototype header, then try to read it whole. */
