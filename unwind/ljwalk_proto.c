@@ -83,11 +83,17 @@ const char *ljw__strndup(struct ljw *w, const char *s, size_t n)
 
 /* -- Prototype cache ------------------------------------------------------- */
 
-/* Drop every cached prototype (called at the start of a walk). */
+/* Drop every cached prototype and what the walks before read (called at
+ * the start of a walk). */
 void ljw__protos_reset(struct ljw *w)
 {
 	w->nprotos = 0;
 	intmap__clear(&w->byaddr);
+	if (++w->walkno == 0) {		/* forget the objects every walk read */
+		memset(w->fnc, 0, sizeof(w->fnc));
+		memset(w->strc, 0, sizeof(w->strc));
+		w->walkno = 1;
+	}
 }
 
 /* Read a GCstr: len bytes at str + str_size, at most cap, into the arena.
