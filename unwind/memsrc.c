@@ -186,12 +186,15 @@ void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
  * loop, the sections that cannot answer left out beforehand. */
 static int list__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
-	const struct memsrc_sample *m = ms->ctx;
+	struct memsrc_sample *m = ms->ctx;
 	const struct memsrc_window_ *w;
 	size_t i, lo, hi;
 	uint64_t off;
 
 	if (m->sorted) {	/* the one window that can hold addr: the last below it */
+		w = &m->w[m->last];
+		if ((off = addr - w->addr) < w->len)	/* the one that answered last */
+			goto found;
 		for (lo = 0, hi = m->n; lo < hi;) {
 			i = lo + (hi - lo) / 2;
 			if (m->w[i].addr <= addr)
@@ -202,6 +205,7 @@ static int list__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t 
 		if (lo == 0 || (off = addr - m->w[lo - 1].addr) >= m->w[lo - 1].len)
 			return -EFAULT;
 		w = &m->w[lo - 1];
+		m->last = lo - 1;
 		goto found;
 	}
 	for (i = 0; i < m->n; i++) {
@@ -238,7 +242,8 @@ static void list__sort(struct memsrc_sample *m)
 		if (v[i + 1].addr - v[i].addr < v[i].len)	/* overlap */
 			return;
 	memcpy(m->w, v, m->n * sizeof(v[0]));
-	m->sorted = 1;
+	m->last = 0;
+	m->sorted = m->n > 0;
 }
 
 /* A sample source with its answering sections listed once. */

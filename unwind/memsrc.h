@@ -59,6 +59,7 @@ struct memsrc_sample {
 	const struct ljs_sample *s;
 	size_t n;
 	int sorted;		/* w[] by address: no two windows overlap */
+	size_t last;		/* sorted: the window that answered last */
 	struct memsrc_window_ {
 		uint64_t addr, len;
 		const uint8_t *data;
