@@ -26,6 +26,8 @@ int ljd__init(struct ljd *d, const struct lj_layout *lay, const struct memsrc *m
 		return -EINVAL;
 	d->gct_ofs = d->ref + 1;
 	d->hdr_bytes = 8 * (1 + d->fr2);
+	d->fr_at[0] = d->fr_at[1] = 0;
+	d->fr_next = 0;
 	return 0;
 }
 
@@ -84,8 +86,8 @@ uint64_t ljd__tv_gcval(const struct ljd *d, uint64_t tv)
 	return tv & 0xffffffffu;
 }
 
-/* Read the frame header at f (BASE - 8). */
-int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
+/* ljd__frame's read. */
+static int ljd__frame_read(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
 {
 	uint64_t w[2];
 	int err;
@@ -112,6 +114,26 @@ int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
 	fr->fn_itype = 0;
 	fr->ftsz = (int64_t)(int32_t)(uint32_t)(w[0] >> 32);
 	return 0;
+}
+
+/* Read the frame header at f (BASE - 8). */
+int ljd__frame(struct ljd *d, uint64_t f, struct ljd_frame *fr)
+{
+	int err, i;
+
+	/* The walker reads the top frame to choose BASE, then to walk it. */
+	for (i = 0; i < 2; i++)
+		if (d->fr_at[i] == f + 1) {
+			*fr = d->fr_memo[i];
+			return 0;
+		}
+	err = ljd__frame_read(d, f, fr);
+	if (err == 0) {
+		d->fr_at[d->fr_next] = f + 1;
+		d->fr_memo[d->fr_next] = *fr;
+		d->fr_next ^= 1;
+	}
+	return err;
 }
 
 /* The PC stored in a continuation frame's extra header. */
