@@ -14,6 +14,8 @@
 #        LJSNAP_REPORT_OPTS="--threads 1" sudo bench/report.sh ...
 #                  extra options for this build's report commands (the
 #                  single-thread figure: --threads 1)
+#        LJSNAP_BASELINE_OPTS="--threads 1" ...
+#                  the same for the baseline's (a build that knows them)
 #        LJSNAP_BENCH_JIT=on sudo bench/report.sh ...
 #                  the same workload with the JIT on (traces; perf's unwind
 #                  stops at trace code, so its frames per sample drop)
@@ -41,6 +43,8 @@ LJSNAP=${LJSNAP:-$top/ljsnap}
 seconds=${1:-12}
 # shellcheck disable=SC2206
 ropts=(${LJSNAP_REPORT_OPTS:-})
+# shellcheck disable=SC2206
+bopts=(${LJSNAP_BASELINE_OPTS:-})
 hz=${2:-4999}
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF and perf events)"; exit 1; }
 command -v perf >/dev/null || { echo "perf not found (Debian package linux-perf)"; exit 1; }
@@ -109,7 +113,8 @@ if [ -n "${LJSNAP_BASELINE:-}" ]; then
 	: > "$tmp/new.t"; : > "$tmp/old.t"
 	for _ in 1 2 3; do
 		timed "$tmp/new.folded" "$LJSNAP" report -f folded "${ropts[@]}" "$tmp/lj.ljsnap" >> "$tmp/new.t"
-		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "$tmp/lj.ljsnap" >> "$tmp/old.t"
+		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "${bopts[@]}" "$tmp/lj.ljsnap" \
+			>> "$tmp/old.t"
 	done
 	med() { sort -n -k"$2" "$1" | awk -v k="$2" 'NR == 2 { print $k }'; }
 	nw=$(med "$tmp/new.t" 1); nc=$(med "$tmp/new.t" 2); ow=$(med "$tmp/old.t" 1); oc=$(med "$tmp/old.t" 2)

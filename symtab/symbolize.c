@@ -7,6 +7,7 @@
 #define PACKAGE_VERSION "0"
 #include <bfd.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct sym_chunk {
 struct symbolizer {
 	struct symbolizer_opts opts;
 	struct intmap objs;		/* struct objfile * -> struct sym_obj * */
+	struct sym_obj *last;		/* the entry of objs found last (never removed) */
 	struct sym_chunk *arena;
 	struct sym_info scratch;
 	struct symbolizer_stats st;
@@ -197,12 +199,16 @@ static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
 {
 	uint64_t *v;
 	struct sym_obj *so;
-	int found = intmap__slot(&s->objs, (uintptr_t)obj, &v);
+	int found;
 
+	/* Consecutive frames are mostly in one file. */
+	if (s->last && s->last->obj == obj)
+		return s->last;
+	found = intmap__slot(&s->objs, (uintptr_t)obj, &v);
 	if (found < 0)
 		return NULL;
 	if (found)
-		return (struct sym_obj *)(uintptr_t)*v;
+		return s->last = (struct sym_obj *)(uintptr_t)*v;
 	so = calloc(1, sizeof(*so));
 	if (!so) {
 		intmap__del(&s->objs, (uintptr_t)obj);
@@ -210,6 +216,7 @@ static struct sym_obj *sym__obj(struct symbolizer *s, struct objfile *obj)
 	}
 	so->obj = obj;
 	*v = (uintptr_t)so;
+	s->last = so;
 	s->st.objects++;
 	return so;
 }
@@ -448,18 +455,49 @@ int symbolizer__pc(struct symbolizer *s, const struct procmap *pm, uint64_t pc, 
 	return 0;
 }
 
+/* snprintf(buf, size, "%s+0x%llx", s, v) without the format parser (one per
+ * native frame without a symbol): the same bytes and return value. */
+static int plus_hex(char *buf, size_t size, const char *s, uint64_t v)
+{
+	char tmp[3 + 16];
+	size_t sl = strlen(s), n = 0, tl, i, c;
+
+	memcpy(tmp, "+0x", 3);
+	tl = 3;
+	do {
+		tmp[tl + n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	for (i = 0; i < n / 2; i++) {	/* digits were written lowest first */
+		c = (unsigned char)tmp[tl + i];
+		tmp[tl + i] = tmp[tl + n - 1 - i];
+		tmp[tl + n - 1 - i] = (char)c;
+	}
+	tl += n;
+	if (sl + tl > INT_MAX)
+		return -1;
+	if (size) {
+		c = sl < size - 1 ? sl : size - 1;
+		memcpy(buf, s, c);
+		i = tl < size - 1 - c ? tl : size - 1 - c;
+		memcpy(buf + c, tmp, i);
+		buf[c + i] = '\0';
+	}
+	return (int)(sl + tl);
+}
+
 /* "name+0xoff", or "module+0xfileoff". */
 int sym_info__format(const struct sym_info *si, char *buf, size_t size)
 {
+	const char *mod = si->module && si->module[0] ? si->module : "[anon]";
+
 	if (si->name)
-		return snprintf(buf, size, "%s+0x%llx", si->name, (unsigned long long)si->offset);
+		return plus_hex(buf, size, si->name, si->offset);
 	if (si->status == SYM_NO_MAPPING)
-		return snprintf(buf, size, "[unknown]+0x%llx", (unsigned long long)si->vaddr);
+		return plus_hex(buf, size, "[unknown]", si->vaddr);
 	if (si->in_func && si->file_off >= si->vaddr - si->func_lo)	/* the function's start */
-		return snprintf(buf, size, "%s+0x%llx", si->module && si->module[0] ? si->module : "[anon]",
-				(unsigned long long)(si->file_off - (si->vaddr - si->func_lo)));
-	return snprintf(buf, size, "%s+0x%llx", si->module && si->module[0] ? si->module : "[anon]",
-			(unsigned long long)(si->status == SYM_ANON ? si->vaddr : si->file_off));
+		return plus_hex(buf, size, mod, si->file_off - (si->vaddr - si->func_lo));
+	return plus_hex(buf, size, mod, si->status == SYM_ANON ? si->vaddr : si->file_off);
 }
 
 /* -- Lifetime -------------------------------------------------------------- */

@@ -3,6 +3,7 @@
  * ljdecode.c -- GC64 / non-GC64 decoding of references, TValues, frame
  * headers and C frames.  See ljdecode.h.
  */
+#include <endian.h>
 #include <errno.h>
 
 #include "unwind/ljdecode.h"
@@ -25,6 +26,8 @@ int ljd__init(struct ljd *d, const struct lj_layout *lay, const struct memsrc *m
 		return -EINVAL;
 	d->gct_ofs = d->ref + 1;
 	d->hdr_bytes = 8 * (1 + d->fr2);
+	d->fr_at[0] = d->fr_at[1] = 0;
+	d->fr_next = 0;
 	return 0;
 }
 
@@ -83,27 +86,21 @@ uint64_t ljd__tv_gcval(const struct ljd *d, uint64_t tv)
 	return tv & 0xffffffffu;
 }
 
-/* Read the frame header at f (BASE - 8). */
-int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
+/* ljd__frame's read. */
+static int ljd__frame_read(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
 {
 	uint64_t w[2];
 	int err;
 
 	if (d->fr2) {
 		/* [f-8] = function TValue, [f] = 64-bit ftsz */
-		uint8_t b[16];
-		int i;
-
 		if (f < 8)
 			return -EFAULT;
-		err = memsrc__read(d->ms, f - 8, b, sizeof(b));
+		err = memsrc__read(d->ms, f - 8, w, sizeof(w));
 		if (err)
 			return err;
-		w[0] = w[1] = 0;
-		for (i = 7; i >= 0; i--) {
-			w[0] = w[0] << 8 | b[i];
-			w[1] = w[1] << 8 | b[8 + i];
-		}
+		w[0] = le64toh(w[0]);
+		w[1] = le64toh(w[1]);
 		fr->fn = ljd__tv_gcval(d, w[0]);
 		fr->fn_itype = ljd__tv_itype(d, w[0]);
 		fr->ftsz = (int64_t)w[1];
@@ -117,6 +114,26 @@ int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr)
 	fr->fn_itype = 0;
 	fr->ftsz = (int64_t)(int32_t)(uint32_t)(w[0] >> 32);
 	return 0;
+}
+
+/* Read the frame header at f (BASE - 8). */
+int ljd__frame(struct ljd *d, uint64_t f, struct ljd_frame *fr)
+{
+	int err, i;
+
+	/* The walker reads the top frame to choose BASE, then to walk it. */
+	for (i = 0; i < 2; i++)
+		if (d->fr_at[i] == f + 1) {
+			*fr = d->fr_memo[i];
+			return 0;
+		}
+	err = ljd__frame_read(d, f, fr);
+	if (err == 0) {
+		d->fr_at[d->fr_next] = f + 1;
+		d->fr_memo[d->fr_next] = *fr;
+		d->fr_next ^= 1;
+	}
+	return err;
 }
 
 /* The PC stored in a continuation frame's extra header. */

@@ -39,6 +39,13 @@ enum {
 #define LJD_CONT_TAILCALL	0
 #define LJD_CONT_FFI_CALLBACK	1
 
+/* One decoded frame header; f is the frame address (BASE - 8). */
+struct ljd_frame {
+	uint64_t fn;		/* function (or thread, for dummy frames) */
+	uint32_t fn_itype;	/* FR2: tag of the function slot; else 0 */
+	int64_t ftsz;		/* PC or typed delta, sign-extended */
+};
+
 struct ljd {
 	const struct lj_layout *lay;
 	const struct memsrc *ms;
@@ -46,13 +53,11 @@ struct ljd {
 	uint32_t ref;		/* GCRef/MRef width: 8 or 4 */
 	uint32_t gct_ofs;	/* GCHeader.gct: after nextgc and marked */
 	uint32_t hdr_bytes;	/* frame header bytes below BASE: 8 * (1 + fr2) */
-};
-
-/* One decoded frame header; f is the frame address (BASE - 8). */
-struct ljd_frame {
-	uint64_t fn;		/* function (or thread, for dummy frames) */
-	uint32_t fn_itype;	/* FR2: tag of the function slot; else 0 */
-	int64_t ftsz;		/* PC or typed delta, sign-extended */
+	/* ljd__frame's last two answers (at addresses f + 1, 0: none): the
+	 * memory does not change between ljd__init and the next one */
+	uint64_t fr_at[2];
+	struct ljd_frame fr_memo[2];
+	unsigned fr_next;
 };
 
 /* Set up a decoder; -EINVAL if the layout cannot be decoded. */
@@ -71,7 +76,7 @@ uint32_t ljd__tv_itype(const struct ljd *d, uint64_t tv);
 uint64_t ljd__tv_gcval(const struct ljd *d, uint64_t tv);
 
 /* Read the frame header at f (BASE - 8). */
-int ljd__frame(const struct ljd *d, uint64_t f, struct ljd_frame *fr);
+int ljd__frame(struct ljd *d, uint64_t f, struct ljd_frame *fr);
 /* Continuation header of a CONT frame at f: the PC and the special value. */
 int ljd__contpc(const struct ljd *d, uint64_t f, uint64_t *pc);
 int ljd__contv(const struct ljd *d, uint64_t f, uint64_t *v);

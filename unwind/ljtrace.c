@@ -3,6 +3,7 @@
  * ljtrace.c -- GCtrace headers, snapshot search and snapshot decoding.
  * See ljtrace.h for the LuaJIT facts used.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,14 @@
 static uint64_t le(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
+	uint32_t v32;
+	uint16_t v16;
 
+	switch (n) {	/* the sizes of every field, without the byte loop */
+	case 2: memcpy(&v16, p, 2); return le16toh(v16);
+	case 4: memcpy(&v32, p, 4); return le32toh(v32);
+	case 8: memcpy(&v, p, 8); return le64toh(v);
+	}
 	while (n--)
 		v = v << 8 | p[n];
 	return v;

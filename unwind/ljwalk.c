@@ -31,6 +31,8 @@ struct thr {
 	uint64_t L, stack, end, bot, cf;
 	int first;		/* no frame emitted for this thread yet */
 	uint32_t entry_flags;	/* flags for the first frame (COROUTINE_BOUNDARY) */
+	uint64_t nres_cf;	/* cf__skip read SAVE_NRES of this C frame (0: none): */
+	int32_t nres;		/* this (the walk's memory does not change) */
 };
 
 /* -- Result -------------------------------------------------------------- */
@@ -259,9 +261,13 @@ static void cf__skip(struct ljw *w, struct thr *t, uint64_t f)
 	unsigned n = 0;
 
 	while (t->cf && n++ < CF_SKIP_MAX) {
-		if (ljd__cf_nres(&w->d, t->cf, &nres) || nres >= 0)
-			return;
-		if (f >= t->stack + (uint64_t)(-(int64_t)nres))
+		if (t->cf != t->nres_cf) {	/* else read for a frame above */
+			if (ljd__cf_nres(&w->d, t->cf, &nres))
+				return;
+			t->nres_cf = t->cf;
+			t->nres = nres;
+		}
+		if ((nres = t->nres) >= 0 || f >= t->stack + (uint64_t)(-(int64_t)nres))
 			return;
 		if (ljd__cf_prev(&w->d, t->cf, &prev))
 			prev = 0;
@@ -699,6 +705,7 @@ void ljw__delete(struct ljw *w)
 	intmap__exit(&w->byaddr);
 	intmap__exit(&w->defs);
 	ljw__defnames_exit(w);
+	ljw__vars_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
 	free(w->inl);

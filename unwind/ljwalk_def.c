@@ -79,6 +79,7 @@ static int kgc__ref(struct ljw *w, const struct ljw_proto *p, uint32_t idx, uint
 static void def__scan(struct ljw *w, size_t pi, uint64_t *queue, size_t *nq)
 {
 	struct ljw_proto *p = &w->protos[pi];
+	const uint8_t *bc;
 	uint64_t child, *v;
 	uint32_t pos, ins;
 	int found;
@@ -86,7 +87,12 @@ static void def__scan(struct ljw *w, size_t pi, uint64_t *queue, size_t *nq)
 	if (p->defscan || p->err != LJW_R_NONE || !p->mem || !(p->flags & PROTO_CHILD))
 		return;
 	p->defscan = 1;
+	/* The bytecode straight from the whole allocation, as ljw__proto_ins
+	 * reads it (p->mem holds all of it): most instructions are not FNEW. */
+	bc = p->mem + w->d.lay->pt_size;
 	for (pos = 0; pos < p->sizebc; pos++) {
+		if (bc[4 * (size_t)pos] != LJW_BC_FNEW)	/* the opcode is the low byte */
+			continue;
 		if (ljw__proto_ins(w, p, pos, &ins) || ljd_bc_op(ins) != LJW_BC_FNEW)
 			continue;
 		if (kgc__ref(w, p, ljd_bc_d(ins), &child) || child == 0)

@@ -69,6 +69,42 @@ struct ljw_defname {
 	const char *what;		/* static */
 };
 
+/* A function header this walk read (ljw__fn_read), in a slot by address:
+ * the walk's memory does not change while it runs. */
+#define LJW_FNC_SLOTS	16
+struct ljw_fnc {
+	uint64_t fn, pc, cfn;
+	uint32_t walk;		/* ljw.walkno when read */
+	uint8_t gct, ffid;
+};
+
+/* A string this walk read (ljw__gcstr), in a slot by address: the copy in
+ * the arena serves the walk's later reads of it. */
+#define LJW_STRC_SLOTS	16
+struct ljw_strc {
+	uint64_t str;
+	uint32_t cap, len;
+	uint32_t walk;		/* ljw.walkno when read */
+	const char *s;
+};
+
+/* A prototype's variable list (GCproto.varinfo, lj_debug.c
+ * debug_varname) decoded once by ljwalk_name.c and kept across walks with
+ * the bytes it was decoded from: it stands for a walk's prototype only
+ * when that prototype's bytes are the same. */
+struct ljw_var {
+	uint32_t startpc, endpc;
+	uint32_t name;		/* offset of its NUL-terminated name in bytes, or
+				 * LJW_VAR_SPECIAL | VARNAMEDEF index */
+};
+#define LJW_VAR_SPECIAL	0x80000000u
+struct ljw_vars {
+	uint8_t *bytes;		/* [varinfo, end of the allocation) */
+	size_t len;
+	struct ljw_var *v;
+	size_t n;
+};
+
 struct ljw {
 	/* result */
 	struct ljw_frame *frames;
@@ -84,6 +120,12 @@ struct ljw {
 	size_t nknown, capknown;
 	struct intmap byknown;	/* prototype address -> index into known[] */
 	struct intmap uvwant, uvseen;	/* per walk: functions to name, objects read */
+	struct ljw_vars *vars;		/* decoded variable lists of earlier walks */
+	size_t nvars, capvars, varbytes;
+	struct intmap byvars;		/* varinfo address -> index into vars[] */
+	uint32_t walkno;		/* walks so far (wrapping past 0 to 1) */
+	struct ljw_fnc fnc[LJW_FNC_SLOTS];
+	struct ljw_strc strc[LJW_STRC_SLOTS];
 	int nomem;
 	/* per-walk context */
 	struct ljd d;
@@ -98,6 +140,9 @@ struct ljw {
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
 };
+
+/* -- Variable lists (ljwalk_name.c) -- */
+void ljw__vars_exit(struct ljw *w);
 
 /* -- Result (ljwalk.c) -- */
 /* Append a zeroed frame; NULL when out of memory. */

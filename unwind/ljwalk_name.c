@@ -11,9 +11,16 @@
  * follow the source slot).  Any other instruction with a metamethod names
  * the metamethod ("__index", "__add", ...).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
+
 #include "unwind/ljwalk_int.h"
+
+#define VARS_MAX	4096			/* variable lists kept across walks */
+#define VARS_BYTES_MAX	((size_t)16 << 20)	/* and their bytes */
 
 /* Operand mode of the A field (LuaJIT BCMode, only what the scan needs). */
 enum { AM_NONE, AM_DST, AM_BASE, AM_VAR, AM_RBASE, AM_UV };
@@ -145,15 +152,134 @@ static uint32_t uleb__read(const uint8_t **pp, const uint8_t *end, int *ok)
 }
 
 /* Name of the local in slot at bytecode position pc (debug_varname). */
+/* Decode the variable list in vs->bytes into vs->v: the variables the scan
+ * in ljw__varname passes, up to where it stops whatever the pc.  0 or
+ * -ENOMEM. */
+static int vars__decode(struct ljw_vars *vs)
+{
+	const uint8_t *q = vs->bytes, *end = vs->bytes + vs->len;
+	uint32_t lastpc = 0, startpc, endpc, name;
+	size_t cap = 0;
+	int ok = 1;
+
+	vs->n = 0;
+	while (q < end) {	/* every pass consumes at least one byte */
+		const uint8_t *nul;
+		uint32_t vn = *q;
+
+		name = vn < 7 ? LJW_VAR_SPECIAL | vn : (uint32_t)(q - vs->bytes);
+		if (vn < 7) {
+			if (vn == 0)
+				break;
+			q++;
+		} else {
+			if (!(nul = memchr(q, 0, (size_t)(end - q))))
+				break;
+			q = nul + 1;
+		}
+		startpc = lastpc + uleb__read(&q, end, &ok);
+		lastpc = startpc;
+		if (!ok)
+			break;
+		endpc = startpc + uleb__read(&q, end, &ok);
+		if (!ok)
+			break;
+		if (VEC_GROW(vs->v, &cap, vs->n + 1))
+			return -ENOMEM;
+		vs->v[vs->n].startpc = startpc;
+		vs->v[vs->n].endpc = endpc;
+		vs->v[vs->n].name = name;
+		vs->n++;
+	}
+	return 0;
+}
+
+/* The decoded list of the variable bytes q[0, len) at address va, as an
+ * earlier walk decoded the same bytes, else decoded now; NULL when out of
+ * room (the caller scans the bytes itself). */
+static const struct ljw_vars *vars__get(struct ljw *w, uint64_t va, const uint8_t *q, size_t len)
+{
+	struct ljw_vars *vs;
+	uint64_t *idx;
+	int found;
+
+	if (len > VARS_BYTES_MAX)
+		return NULL;
+	found = intmap__slot(&w->byvars, va, &idx);
+	if (found < 0)
+		return NULL;
+	if (found) {
+		vs = &w->vars[*idx];
+		if (vs->bytes && vs->len == len && !memcmp(vs->bytes, q, len))
+			return vs;
+	} else {
+		if (w->nvars >= VARS_MAX || VEC_GROW(w->vars, &w->capvars, w->nvars + 1)) {
+			intmap__del(&w->byvars, va);
+			return NULL;
+		}
+		*idx = w->nvars;
+		vs = &w->vars[w->nvars++];
+		memset(vs, 0, sizeof(*vs));
+	}
+	/* Other bytes there now (or none kept): decode these instead. */
+	if (vs->bytes)
+		w->varbytes -= vs->len;
+	free(vs->bytes);
+	free(vs->v);
+	memset(vs, 0, sizeof(*vs));
+	if (w->varbytes + len > VARS_BYTES_MAX || !(vs->bytes = malloc(len ? len : 1)))
+		return NULL;
+	memcpy(vs->bytes, q, len);
+	vs->len = len;
+	if (vars__decode(vs)) {
+		free(vs->bytes);
+		free(vs->v);
+		memset(vs, 0, sizeof(*vs));
+		return NULL;
+	}
+	w->varbytes += len;
+	return vs;
+}
+
+/* Free the decoded variable lists. */
+void ljw__vars_exit(struct ljw *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nvars; i++) {
+		free(w->vars[i].bytes);
+		free(w->vars[i].v);
+	}
+	free(w->vars);
+	intmap__exit(&w->byvars);
+}
+
 const char *ljw__varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, uint32_t slot)
 {
+	const struct ljw_vars *vs;
 	const uint8_t *q, *end;
 	uint32_t lastpc = 0;
-	size_t len;
+	size_t len, i;
 	int ok = 1;
 
 	if (!p->varinfo || !(q = proto__tail(w, p, p->varinfo, &len)))
 		return NULL;
+	if ((vs = vars__get(w, p->varinfo, q, len)) != NULL) {
+		for (i = 0; i < vs->n; i++) {
+			const struct ljw_var *v = &vs->v[i];
+			const char *name;
+
+			if (v->startpc > pc)
+				break;
+			if (pc < v->endpc && slot-- == 0) {
+				if (v->name & LJW_VAR_SPECIAL)
+					return varname_special[v->name & ~LJW_VAR_SPECIAL];
+				name = (const char *)vs->bytes + v->name;
+				return ljw__strndup(w, name, strlen(name));
+			}
+		}
+		return NULL;
+	}
 	end = q + len;
 	while (q < end) {	/* every pass consumes at least one byte */
 		const uint8_t *name = q;
@@ -164,11 +290,11 @@ const char *ljw__varname(struct ljw *w, const struct ljw_proto *p, uint32_t pc, 
 				break;
 			q++;
 		} else {
-			while (q < end && *q)
-				q++;
-			if (q >= end)
+			const uint8_t *nul = memchr(q, 0, (size_t)(end - q));
+
+			if (!nul)
 				break;
-			q++;
+			q = nul + 1;
 		}
 		startpc = lastpc + uleb__read(&q, end, &ok);
 		lastpc = startpc;

@@ -83,16 +83,22 @@ const char *ljw__strndup(struct ljw *w, const char *s, size_t n)
 
 /* -- Prototype cache ------------------------------------------------------- */
 
-/* Drop every cached prototype (called at the start of a walk). */
+/* Drop every cached prototype and what the walks before read (called at
+ * the start of a walk). */
 void ljw__protos_reset(struct ljw *w)
 {
 	w->nprotos = 0;
 	intmap__clear(&w->byaddr);
+	if (++w->walkno == 0) {		/* forget the objects every walk read */
+		memset(w->fnc, 0, sizeof(w->fnc));
+		memset(w->strc, 0, sizeof(w->strc));
+		w->walkno = 1;
+	}
 }
 
 /* Read a GCstr: len bytes at str + str_size, at most cap, into the arena.
  * Long strings keep their first and last cap/2 bytes joined by "...". */
-const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
+static const char *gcstr__read(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
 {
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t len, half;
@@ -115,8 +121,7 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
 		if (!buf || memsrc__read(w->d.ms, str + lay->str_size, buf, len))
 			return NULL;
 		buf[len] = '\0';
-		if (lenp)
-			*lenp = len;
+		*lenp = len;
 		return buf;
 	}
 	half = cap / 2;
@@ -126,9 +131,34 @@ const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp
 		return NULL;
 	memcpy(buf + half, "...", 3);
 	buf[half * 2 + 3] = '\0';
-	if (lenp)
-		*lenp = half * 2 + 3;
+	*lenp = half * 2 + 3;
 	return buf;
+}
+
+/* The string, once per walk: the prototypes of one chunk share its name,
+ * and the walk's memory does not change while it runs. */
+const char *ljw__gcstr(struct ljw *w, uint64_t str, uint32_t cap, uint32_t *lenp)
+{
+	struct ljw_strc *c = &w->strc[(str ^ str >> 6 ^ str >> 12) & (LJW_STRC_SLOTS - 1)];
+	const char *s;
+	uint32_t len;
+
+	if (c->walk == w->walkno && c->str == str && c->cap == cap) {
+		if (lenp)
+			*lenp = c->len;
+		return c->s;
+	}
+	s = gcstr__read(w, str, cap, &len);
+	if (!s)
+		return NULL;
+	c->walk = w->walkno;
+	c->str = str;
+	c->cap = cap;
+	c->len = len;
+	c->s = s;
+	if (lenp)
+		*lenp = len;
+	return s;
 }
 
 /* Read and validate a prototype header, then try to read it whole. */
@@ -230,7 +260,11 @@ int ljw__proto_ins(struct ljw *w, const struct ljw_proto *p, uint32_t pos, uint3
 
 	if (p->err != LJW_R_NONE || pos >= p->sizebc)
 		return -ERANGE;
-	if (ljw__proto_read(w, p, p->pt + w->d.lay->pt_size + 4 * (uint64_t)pos, b, 4))
+	/* A whole allocation holds all of the bytecode (proto__load checked
+	 * sizept >= pt_size + 4 * sizebc): what ljw__proto_read would copy. */
+	if (p->mem)
+		memcpy(b, p->mem + w->d.lay->pt_size + 4 * (size_t)pos, 4);
+	else if (ljw__proto_read(w, p, p->pt + w->d.lay->pt_size + 4 * (uint64_t)pos, b, 4))
 		return -EFAULT;
 	*ins = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
 	       (uint32_t)b[3] << 24;
@@ -298,21 +332,27 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 {
 	const struct lj_layout *lay = w->d.lay;
 	uint32_t need = lay->fn_f + 8 > lay->fn_pc + w->d.ref ? lay->fn_f + 8 :
-			lay->fn_pc + w->d.ref, i;
+			lay->fn_pc + w->d.ref;
+	struct ljw_fnc *c = &w->fnc[(fn ^ fn >> 6 ^ fn >> 12) & (LJW_FNC_SLOTS - 1)];
 	uint8_t b[64];
 
 	*pc = *cfn = 0;
 	if (fn == 0)
 		return -EFAULT;
+	if (c->walk == w->walkno && c->fn == fn) {	/* read before in this walk */
+		*gct = c->gct;
+		*ffid = c->ffid;
+		*pc = c->pc;
+		*cfn = c->cfn;
+		return 0;
+	}
 	if (need <= sizeof(b) && lay->fn_ffid < need && w->d.gct_ofs < need &&
 	    memsrc__read(w->d.ms, fn, b, need) == 0) {
 		*gct = b[w->d.gct_ofs];
 		*ffid = b[lay->fn_ffid];
-		for (i = w->d.ref; i-- > 0;)
-			*pc = *pc << 8 | b[lay->fn_pc + i];
-		for (i = 8; i-- > 0;)
-			*cfn = *cfn << 8 | b[lay->fn_f + i];
-		return 0;
+		memcpy(pc, b + lay->fn_pc, w->d.ref);	/* little endian; upper bytes zero if ref == 4 */
+		memcpy(cfn, b + lay->fn_f, 8);
+		goto keep;
 	}
 	/* The header crosses the end of what is readable: field by field. */
 	if (ljd__gct(&w->d, fn, gct) || memsrc__u8(w->d.ms, fn + lay->fn_ffid, ffid) ||
@@ -320,6 +360,13 @@ int ljw__fn_read(struct ljw *w, uint64_t fn, uint8_t *gct, uint8_t *ffid, uint64
 		return -EFAULT;
 	if (*ffid != 0 && ljd__ptr(&w->d, fn + lay->fn_f, cfn))
 		*cfn = 0;
+keep:
+	c->walk = w->walkno;
+	c->fn = fn;
+	c->gct = *gct;
+	c->ffid = *ffid;
+	c->pc = *pc;
+	c->cfn = *cfn;
 	return 0;
 }
 

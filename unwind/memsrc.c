@@ -186,23 +186,64 @@ void memsrc__init_sample(struct memsrc *ms, const struct ljs_sample *s,
  * loop, the sections that cannot answer left out beforehand. */
 static int list__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
-	const struct memsrc_sample *m = ms->ctx;
-	size_t i;
+	struct memsrc_sample *m = ms->ctx;
+	const struct memsrc_window_ *w;
+	size_t i, lo, hi;
+	uint64_t off;
 
+	if (m->sorted) {	/* the one window that can hold addr: the last below it */
+		w = &m->w[m->last];
+		if ((off = addr - w->addr) < w->len)	/* the one that answered last */
+			goto found;
+		for (lo = 0, hi = m->n; lo < hi;) {
+			i = lo + (hi - lo) / 2;
+			if (m->w[i].addr <= addr)
+				lo = i + 1;
+			else
+				hi = i;
+		}
+		if (lo == 0 || (off = addr - m->w[lo - 1].addr) >= m->w[lo - 1].len)
+			return -EFAULT;
+		w = &m->w[lo - 1];
+		m->last = lo - 1;
+		goto found;
+	}
 	for (i = 0; i < m->n; i++) {
-		const struct memsrc_window_ *w = &m->w[i];
-		uint64_t off = addr - w->addr;	/* wraps when addr is below */
-
-		if (off >= w->len)
-			continue;
-		if (w->len - off < len)
-			return windows__copy(m->s, m->s->nsec < LJS_SAMPLE_MAX_SECS ?
-					     m->s->nsec : LJS_SAMPLE_MAX_SECS,
-					     sample__win, addr, buf, len);
-		memcpy(buf, w->data + off, len);
-		return 0;
+		w = &m->w[i];
+		off = addr - w->addr;	/* wraps when addr is below */
+		if (off < w->len)
+			goto found;
 	}
 	return -EFAULT;
+found:
+	if (w->len - off < len)
+		return windows__copy(m->s, m->s->nsec < LJS_SAMPLE_MAX_SECS ?
+				     m->s->nsec : LJS_SAMPLE_MAX_SECS, sample__win, addr, buf, len);
+	memsrc__copy(buf, w->data + off, len);
+	return 0;
+}
+
+/* Order m's windows by address when no two overlap: then a read's first
+ * byte lies in one window at most, the one the scan in list order finds. */
+static void list__sort(struct memsrc_sample *m)
+{
+	struct memsrc_window_ v[MEMSRC_SAMPLE_MAX_WINS], t;
+	size_t i, j;
+
+	m->sorted = 0;
+	memcpy(v, m->w, m->n * sizeof(v[0]));
+	for (i = 1; i < m->n; i++) {	/* insertion sort: a handful of windows */
+		t = v[i];
+		for (j = i; j > 0 && v[j - 1].addr > t.addr; j--)
+			v[j] = v[j - 1];
+		v[j] = t;
+	}
+	for (i = 0; i + 1 < m->n; i++)
+		if (v[i + 1].addr - v[i].addr < v[i].len)	/* overlap */
+			return;
+	memcpy(m->w, v, m->n * sizeof(v[0]));
+	m->last = 0;
+	m->sorted = m->n > 0;
 }
 
 /* A sample source with its answering sections listed once. */
@@ -228,6 +269,7 @@ void memsrc__init_sample_list(struct memsrc_sample *m, const struct ljs_sample *
 		m->w[m->n].data = sec->data;
 		m->n++;
 	}
+	list__sort(m);
 }
 
 /* -- Flat window source ---------------------------------------------------- */

@@ -14,8 +14,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct ljs_sample;
+
+/* memcpy for a source's answer: the walker's reads are mostly one word, which
+ * a copy of a constant size does without a call. */
+static inline void memsrc__copy(void *dst, const void *src, size_t len)
+{
+	switch (len) {
+	case 4: memcpy(dst, src, 4); break;
+	case 8: memcpy(dst, src, 8); break;
+	case 16: memcpy(dst, src, 16); break;
+	default: memcpy(dst, src, len); break;
+	}
+}
 
 struct memsrc {
 	/* Copy len bytes at addr into buf: 0, or negative errno (-EFAULT). */
@@ -45,6 +58,8 @@ struct memsrc_sample {
 	struct memsrc ms;
 	const struct ljs_sample *s;
 	size_t n;
+	int sorted;		/* w[] by address: no two windows overlap */
+	size_t last;		/* sorted: the window that answered last */
 	struct memsrc_window_ {
 		uint64_t addr, len;
 		const uint8_t *data;

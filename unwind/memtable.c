@@ -725,7 +725,7 @@ static int src__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t l
 		src->misses++;
 		return -EFAULT;
 	}
-	memcpy(buf, e->data + (addr - e->addr), len);
+	memsrc__copy(buf, e->data + (addr - e->addr), len);
 	src->hits++;
 	return 0;
 }

@@ -122,9 +122,14 @@ out:
 /* The rule of a lookup pc, filled on first use; NULL on -ENOMEM. */
 const struct native_rule *native_space__rule(struct native_space *s, uint64_t pc)
 {
+	size_t m = (size_t)(pc ^ pc >> 6 ^ pc >> 12) & (NATIVE_RULE_MEMO - 1);
 	uint64_t *slot;
-	int had = intmap__slot(&s->rule_idx, pc, &slot);
+	int had;
 
+	/* A rule once made stays at its index (rules only grow). */
+	if (s->rule_memo[m].idx1 && s->rule_memo[m].pc == pc)
+		return &s->rules[s->rule_memo[m].idx1 - 1];
+	had = intmap__slot(&s->rule_idx, pc, &slot);
 	if (had < 0)
 		return NULL;
 	if (had == 0) {
@@ -135,6 +140,8 @@ const struct native_rule *native_space__rule(struct native_space *s, uint64_t pc
 		cfi__fill(s, pc, &s->rules[s->nrules]);
 		*slot = s->nrules++;
 	}
+	s->rule_memo[m].pc = pc;
+	s->rule_memo[m].idx1 = *slot + 1;
 	return &s->rules[*slot];
 }
 

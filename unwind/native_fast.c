@@ -41,7 +41,7 @@ enum { FAST_NEXT, FAST_END, FAST_UNKNOWN, FAST_BAIL };
  * libdw's frame-pointer step), FAST_BAIL (a rule the cache does not keep). */
 static int fast__step(struct native_unw *u, const struct fast_state *cur, struct fast_state *next)
 {
-	uint64_t pc = cur->initial || cur->signal ? cur->pc : cur->pc - 1, v, cfa = 0;
+	uint64_t pc = cur->initial || cur->signal ? cur->pc : cur->pc - 1, v, a, cfa = 0;
 	const struct native_rule *r = native_space__rule(u->w.sp, pc);
 	uint32_t live;
 	int i, have_cfa;
@@ -56,6 +56,7 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 	if (have_cfa)
 		cfa = cur->r[r->cfa_reg] + (uint64_t)r->cfa_off;
 	next->valid = 0;
+	memset(next->r, 0, sizeof(next->r));	/* an undefined register reads as 0 */
 	/* The defined registers, in DWARF order (the order of libdw's reads). */
 	for (live = r->live; live; live &= live - 1) {
 		i = __builtin_ctz(live);
@@ -66,7 +67,13 @@ static int fast__step(struct native_unw *u, const struct fast_state *cur, struct
 			v = cur->r[i];
 			break;
 		case NATIVE_RULE_AT_CFA:
-			if (!have_cfa || native__read_word(u, cfa + (uint64_t)r->arg[i], &v) != 0)
+			if (!have_cfa)
+				continue;
+			a = cfa + (uint64_t)r->arg[i];
+			/* native__read_word's first case, inline: the stack copy */
+			if (a >= u->w.stk_lo && a < u->w.stk_hi && u->w.stk_hi - a >= 8)
+				memcpy(&v, u->w.stk + (a - u->w.stk_lo), 8);
+			else if (native__read_word(u, a, &v) != 0)
 				continue;
 			break;
 		case NATIVE_RULE_CFA:
@@ -99,7 +106,6 @@ static int fast__on_frame(struct native_unw *u, const struct fast_state *cur,
 {
 	struct native_walk *w = &u->w;
 	struct native_frame f;
-	unsigned i;
 
 	*probe = -1;
 	if (w->seg_frames && w->fault_beyond)
@@ -122,11 +128,9 @@ static int fast__on_frame(struct native_unw *u, const struct fast_state *cur,
 			w->probe_unknown |= *probe == FAST_UNKNOWN;
 			f.activation = *probe == FAST_NEXT && next->signal;
 		}
-		for (i = 0; i < NATIVE_NREGS; i++)
-			if ((cur->valid >> i) & 1) {
-				f.regs.r[i] = cur->r[i];
-				f.regs.valid |= 1u << i;
-			}
+		/* cur was stepped (fast__step): its undefined registers are 0 */
+		memcpy(f.regs.r, cur->r, sizeof(f.regs.r));
+		f.regs.valid = cur->valid & NATIVE_ALL_REGS;
 		f.pc = cur->pc;
 		f.how = w->prev_in_mod ? NATIVE_HOW_CFI : NATIVE_HOW_FP;
 	}

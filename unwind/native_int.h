@@ -18,6 +18,7 @@
 						 * stack mapping is unknown */
 #define NATIVE_CB_STOP		2	/* native__on_frame: stop, w->end says why */
 #define NATIVE_CB_HOOK		3	/* native__on_frame: run the hook on the last frame */
+#define NATIVE_RULE_MEMO	64	/* native_space.rule_memo slots */
 #define NATIVE_ALL_REGS		((1u << NATIVE_NREGS) - 1)
 
 /* A mapping as the address space keeps it (paths copied). */
@@ -66,6 +67,12 @@ struct native_space {
 	unsigned char ehdr[sizeof(Elf64_Ehdr)];
 	uint64_t last_used;
 	struct intmap rule_idx;		/* lookup pc -> index into rules */
+	struct {			/* rule_idx's answers found last, by pc */
+		uint64_t pc, idx1;	/* idx1: index + 1, 0 for an empty slot */
+	} rule_memo[NATIVE_RULE_MEMO];
+	struct {			/* native_space__find's, by address */
+		uint64_t addr, idx1;	/* idx1: index into maps + 1, 0 for none */
+	} find_memo[NATIVE_RULE_MEMO];
 	struct native_rule *rules;
 	size_t nrules, rules_cap;
 };
@@ -117,7 +124,7 @@ int native__space(struct native_unw *u, const struct native_maps *m, struct nati
 void native_space__delete(struct native_space *s);
 
 /* The mapping of s containing addr, or NULL. */
-const struct native_smap *native_space__find(const struct native_space *s, uint64_t addr);
+const struct native_smap *native_space__find(struct native_space *s, uint64_t addr);
 
 /* Does the CFI of f's pc say that frame has no caller? */
 int native__outermost(struct native_space *s, const struct native_frame *f);

@@ -244,10 +244,14 @@ int native__space(struct native_unw *u, const struct native_maps *m, struct nati
 }
 
 /* Mapping containing addr (position in the space's arrays), or NULL. */
-const struct native_smap *native_space__find(const struct native_space *s, uint64_t addr)
+const struct native_smap *native_space__find(struct native_space *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->n;
+	size_t lo = 0, hi = s->n, m = (size_t)(addr ^ addr >> 6 ^ addr >> 12) &
+					  (NATIVE_RULE_MEMO - 1);
 
+	/* The space's mappings never change: an address found stays found. */
+	if (s->find_memo[m].idx1 && s->find_memo[m].addr == addr)
+		return &s->maps[s->find_memo[m].idx1 - 1];
 	while (lo < hi) {	/* first mapping with start > addr */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -256,7 +260,9 @@ const struct native_smap *native_space__find(const struct native_space *s, uint6
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	if (lo == 0 || addr >= s->maps[s->sorted[lo - 1]].end)
 		return NULL;
-	return addr < s->maps[s->sorted[lo - 1]].end ? &s->maps[s->sorted[lo - 1]] : NULL;
+	s->find_memo[m].addr = addr;
+	s->find_memo[m].idx1 = (uint64_t)s->sorted[lo - 1] + 1;
+	return &s->maps[s->sorted[lo - 1]];
 }

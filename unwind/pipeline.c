@@ -239,6 +239,9 @@ static int native_name(const struct ljs_pipe *r, const char *func, const struct 
 	return (int)(a + b);
 }
 
+#define PIPE_IN_VM	"[LuaJIT interpreter]"
+#define PIPE_JIT_CODE	"[JIT code]"
+
 /* Name a native frame: its symbol (after the functions inlined there, as
  * "name_[i]", where DWARF tells), else module+0xoffset, else a class. */
 static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
@@ -280,10 +283,10 @@ static int put_native(struct ljs_pipe *r, const struct ljs_proc *p,
 		return put_src(r, name, (size_t)n, LJS_FK_NATIVE, srcp);
 	}
 	if (in_vm)
-		n = snprintf(name, sizeof(name), "[LuaJIT interpreter]");
-	else if (f->map_flags & NATIVE_MAP_ANON)
-		n = snprintf(name, sizeof(name), "[JIT code]");
-	else if (si)
+		return put_src(r, PIPE_IN_VM, sizeof(PIPE_IN_VM) - 1, LJS_FK_NATIVE, srcp);
+	if (f->map_flags & NATIVE_MAP_ANON)
+		return put_src(r, PIPE_JIT_CODE, sizeof(PIPE_JIT_CODE) - 1, LJS_FK_NATIVE, srcp);
+	if (si)
 		n = sym_info__format(si, name, sizeof(name));
 	else
 		n = snprintf(name, sizeof(name), "0x%" PRIx64, f->pc);

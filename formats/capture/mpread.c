@@ -152,6 +152,22 @@ int mp_cur__uint(struct mp_cur *c, uint64_t *v)
 {
 	int neg;
 
+	if (!c->err && c->p < c->end && *c->p <= 0x7f) {	/* positive fixint: most */
+		*v = *c->p++;
+		return 0;
+	}
+	/* uint 8/16/32/64 with all its bytes there: addresses, sizes, times */
+	if (!c->err && c->p < c->end && *c->p >= 0xcc && *c->p <= 0xcf &&
+	    mp_cur__left(c) >= 1u + (1u << (*c->p - 0xcc))) {
+		size_t n = 1u << (*c->p - 0xcc), i;
+		uint64_t x = 0;
+
+		for (i = 1; i <= n; i++)
+			x = x << 8 | c->p[i];
+		c->p += 1 + n;
+		*v = x;
+		return 0;
+	}
 	if (mp_cur__number(c, v, &neg))
 		return c->err;
 	if (neg) {
@@ -181,6 +197,10 @@ int mp_cur__u32(struct mp_cur *c, uint32_t *v)
 {
 	uint64_t u;
 
+	if (!c->err && c->p < c->end && *c->p <= 0x7f) {	/* positive fixint: most */
+		*v = *c->p++;
+		return 0;
+	}
 	*v = 0;
 	if (mp_cur__uint(c, &u))
 		return c->err;

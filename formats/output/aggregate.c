@@ -12,6 +12,10 @@
 #include "formats/output/aggregate_int.h"
 #include "symtab/vec.h"
 
+/* agg__add_stack's memory of the stacks it was given (struct agg_memo). */
+#define AGG_MEMO_MAX	(1u << 20)		/* stacks */
+#define AGG_MEMO_BYTES	((size_t)64 << 20)	/* bytes of signatures */
+
 /* -- Small helpers ------------------------------------------------------------ */
 
 /* Hash bytes, eight at a time (seeded; mixed again by hash__mix). */
@@ -117,6 +121,10 @@ void agg__delete(struct agg *a)
 	free(a->st);
 	free(a->shash);
 	agg_stack__exit(&a->scratch);
+	intmap__exit(&a->smemo);
+	free(a->memo);
+	free(a->msig);
+	free(a->sig);
 	free(a->fsrc);
 	free(a->sgroup);
 	free(a->grp);
@@ -399,28 +407,107 @@ static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, u
 }
 
 /* Add count samples of a named stack. */
+/* The signature of a stack without sources into a->sig (each frame's length,
+ * kind and name, in order): its length, or 0 when the stack has sources or
+ * no room was had. */
+static size_t memo__sig(struct agg *a, const struct ljs_stack *st)
+{
+	size_t i, n = 0, need = 0;
+	unsigned char *p;
+
+	for (i = 0; i < st->n; i++) {
+		if (st->f[i].has_src || st->f[i].len > 0xffff)
+			return 0;
+		need += 3 + st->f[i].len;
+	}
+	if (need == 0 || VEC_GROW(a->sig, &a->sigcap, need))
+		return 0;
+	p = a->sig;
+	for (i = 0; i < st->n; i++) {
+		p[n] = (unsigned char)st->f[i].len;
+		p[n + 1] = (unsigned char)(st->f[i].len >> 8);
+		p[n + 2] = (unsigned char)st->f[i].kind;
+		memcpy(p + n + 3, st->text + st->f[i].off, st->f[i].len);
+		n += 3 + st->f[i].len;
+	}
+	return n;
+}
+
+/* The stack a->sig (len bytes, hash h) made before: 1 with its ids in
+ * a->scratch, else 0.  The same frames in the same order intern to the same
+ * ids (an interned name keeps its id), so the stack is the same. */
+static int memo__find(struct agg *a, uint64_t h, size_t len)
+{
+	const struct agg_memo *m;
+	const struct agg_st *s;
+	uint64_t mi;
+
+	if (!intmap__get(&a->smemo, h, &mi))
+		return 0;
+	m = &a->memo[mi];
+	if (m->len != len || memcmp(a->msig + m->off, a->sig, len))
+		return 0;
+	s = &a->st[m->stack];
+	agg_stack__reset(&a->scratch);
+	if (VEC_GROW(a->scratch.ids, &a->scratch.cap, s->n))
+		return 0;
+	memcpy(a->scratch.ids, a->ids + s->off, s->n * sizeof(*a->ids));
+	a->scratch.n = s->n;
+	return 1;
+}
+
+/* Remember that a->sig (len bytes, hash h) made stack idx, within bounds;
+ * a hash already taken keeps its first stack. */
+static void memo__put(struct agg *a, uint64_t h, size_t len, long idx)
+{
+	uint64_t *v;
+
+	if (a->nmemo >= AGG_MEMO_MAX || a->nmsig + len > AGG_MEMO_BYTES ||
+	    VEC_GROW(a->memo, &a->memocap, a->nmemo + 1) ||
+	    VEC_GROW(a->msig, &a->msigcap, a->nmsig + len) ||
+	    intmap__slot(&a->smemo, h, &v) != 0)
+		return;
+	*v = a->nmemo;
+	a->memo[a->nmemo].off = a->nmsig;
+	a->memo[a->nmemo].len = (uint32_t)len;
+	a->memo[a->nmemo].stack = (uint32_t)idx;
+	a->nmemo++;
+	memcpy(a->msig + a->nmsig, a->sig, len);
+	a->nmsig += len;
+}
+
 int agg__add_stack(struct agg *a, const struct ljs_stack *st, const struct agg_labels *l,
 		   uint64_t count)
 {
 	struct ljs_frame_src src;
-	size_t i;
+	size_t i, slen;
+	uint64_t h = 0;
+	int err, hit = 0;
 	long idx;
-	int err;
 
 	if (!a || !st)
 		return -EINVAL;
-	agg_stack__reset(&a->scratch);
-	for (i = 0; i < st->n; i++) {
-		err = agg__push(a, &a->scratch, st->text + st->f[i].off, st->f[i].len,
-				st->f[i].kind);
-		if (!err && ljs_stack__src(st, i, &src))
-			err = fsrc__keep(a, a->scratch.ids[a->scratch.n - 1], &src);
-		if (err)
-			return err;
+	slen = memo__sig(a, st);
+	if (slen) {
+		h = hash__mix(hash__bytes(14695981039346656037ull, a->sig, slen));
+		hit = memo__find(a, h, slen);
+	}
+	if (!hit) {
+		agg_stack__reset(&a->scratch);
+		for (i = 0; i < st->n; i++) {
+			err = agg__push(a, &a->scratch, st->text + st->f[i].off, st->f[i].len,
+					st->f[i].kind);
+			if (!err && ljs_stack__src(st, i, &src))
+				err = fsrc__keep(a, a->scratch.ids[a->scratch.n - 1], &src);
+			if (err)
+				return err;
+		}
 	}
 	idx = stack__intern(a, &a->scratch, count);
 	if (idx < 0)
 		return (int)idx;
+	if (slen && !hit)
+		memo__put(a, h, slen, idx);
 	return l ? group__add(a, (uint32_t)idx, l, count) : 0;
 }
 

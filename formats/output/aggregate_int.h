@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "formats/output/aggregate.h"
+#include "symtab/intmap.h"
 
 #define AGG_IDS_MAX	(UINT32_MAX - 1)	/* frames, stacks, pooled ids */
 
@@ -26,6 +27,14 @@ struct agg_st {
 	uint64_t off;			/* ids at ids + off */
 	uint32_t n;
 	uint64_t count;
+};
+
+/* A stack as agg__add_stack got it (its frames' lengths, kinds and names,
+ * in order: the signature at agg.msig + off), and the stack it made. */
+struct agg_memo {
+	uint64_t off;
+	uint32_t len;
+	uint32_t stack;
 };
 
 /* A frame's source: string offsets into agg.str. */
@@ -67,6 +76,14 @@ struct agg {
 	struct ljs_walk_stats walk;
 	struct agg_time time;
 	struct agg_stack scratch;	/* agg__add_stack's ids */
+	/* agg__add_stack's stacks seen before, by their signature's hash */
+	struct intmap smemo;		/* hash -> index into memo[] */
+	struct agg_memo *memo;
+	size_t nmemo, memocap;
+	unsigned char *msig;		/* the signatures, back to back */
+	size_t nmsig, msigcap;
+	unsigned char *sig;		/* the stack being added's */
+	size_t sigcap;
 	/* samples per JIT trace: open addressing by name */
 	struct agg_trace *tr;
 	size_t ntr, trcap;		/* trcap: power of two */

@@ -68,14 +68,60 @@ static int traces__grow(struct agg *a)
 }
 
 /* Count one sample in its trace (traces are few: names hashed as strings). */
+/* Append s to name[*n], kept NUL-terminated and cut at size - 1 bytes. */
+static void tname__str(char *name, size_t size, size_t *n, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (l > size - 1 - *n)
+		l = size - 1 - *n;
+	memcpy(name + *n, s, l);
+	*n += l;
+	name[*n] = '\0';
+}
+
+/* Append v as %d does. */
+static void tname__int(char *name, size_t size, size_t *n, int v)
+{
+	char d[16];
+	size_t k = sizeof(d) - 1;
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+
+	d[k] = '\0';
+	do {
+		d[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		d[--k] = '-';
+	tname__str(name, size, n, d + k);
+}
+
+/* "TRACE_%d::%s:%d (root %d)" into name, as snprintf writes it (one per
+ * sample in a trace: without the format parser). */
+static void trace__name(char *name, size_t size, const struct ljs_trace_hit *hit)
+{
+	size_t n = 0;
+
+	name[0] = '\0';
+	tname__str(name, size, &n, "TRACE_");
+	tname__int(name, size, &n, hit->traceno);
+	tname__str(name, size, &n, "::");
+	tname__str(name, size, &n, hit->chunk ? hit->chunk : "?");
+	tname__str(name, size, &n, ":");
+	tname__int(name, size, &n, hit->startline);
+	tname__str(name, size, &n, " (root ");
+	tname__int(name, size, &n, hit->root);
+	tname__str(name, size, &n, ")");
+}
+
 int agg__trace(struct agg *a, const struct ljs_trace_hit *hit)
 {
 	char name[512], label[768];
 	size_t i;
 
 	a->tsrc[hit->src < LJS_TRACE_SRC_MAX ? hit->src : 0]++;
-	snprintf(name, sizeof(name), "TRACE_%d::%s:%d (root %d)", hit->traceno,
-		 hit->chunk ? hit->chunk : "?", hit->startline, hit->root);
+	trace__name(name, sizeof(name), hit);
 	if ((a->ntr + 1) * 2 > a->trcap && traces__grow(a))
 		return -ENOMEM;
 	for (i = trace__hash(name) & (a->trcap - 1); a->tr[i].name; i = (i + 1) & (a->trcap - 1))

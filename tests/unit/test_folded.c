@@ -584,6 +584,58 @@ static void test_groups_src(void)
 	agg__delete(a);
 }
 
+/* Stacks given again (agg__add_stack remembers them): the same stack and
+ * ids, counts added; another order, kind or name is another stack. */
+static void test_stack_memo(void)
+{
+	struct agg *a = agg__new(0);
+	struct ljs_stack st = { 0 };
+	struct agg_labels l = { 10, 11, LJS_VM_INTERP };
+	const uint32_t *ids, *ids2;
+	const struct agg_group *g;
+	size_t n, n2, i;
+	uint64_t count;
+	int round;
+
+	for (round = 0; round < 3; round++) {
+		ljs_stack__reset(&st);
+		CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+		CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA) == 0);	/* sanitized */
+		CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
+		CHECK(agg__add_stack(a, &st, &l, 2) == 0);
+	}
+	CHECK(agg__nstacks(a) == 1 && agg__total(a) == 6);
+	CHECK(agg__stack(a, 0, &ids, &n, &count) == 0 && n == 3 && count == 6);
+	g = agg__groups(a, &n2);
+	CHECK(g && n2 == 1 && g[0].count == 6);
+	ljs_stack__reset(&st);		/* the same names, the other order */
+	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
+	CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA) == 0);
+	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
+	ljs_stack__reset(&st);		/* the same names, another kind */
+	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+	CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA_TRACE) == 0);
+	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
+	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
+	ljs_stack__reset(&st);		/* a name that sanitizes to the same */
+	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
+	CHECK(ljs_stack__push(&st, "f a,b", 5, LJS_FK_LUA) == 0);
+	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
+	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
+	CHECK(agg__nstacks(a) == 3 && agg__total(a) == 9);
+	CHECK(agg__stack(a, 0, &ids, &n, &count) == 0 && count == 7);
+	CHECK(agg__stack(a, 1, &ids2, &n2, &count) == 0 && count == 1 && n2 == 3 &&
+	      ids2[1] == ids[2] && ids2[2] == ids[1]);
+	CHECK(agg__stack(a, 2, &ids2, &n2, &count) == 0 && count == 1 && ids2[1] != ids[1]);
+	for (i = 0; i < 3; i++)
+		CHECK(ids && ids[i] < agg__nframes(a));
+	ljs_stack__reset(&st);		/* empty: refused, as before */
+	CHECK(agg__add_stack(a, &st, NULL, 1) == -EINVAL);
+	ljs_stack__exit(&st);
+	agg__delete(a);
+}
+
 int main(void)
 {
 	test_names();
@@ -592,6 +644,7 @@ int main(void)
 	test_stats();
 	test_text();
 	test_groups_src();
+	test_stack_memo();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
