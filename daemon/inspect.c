@@ -78,20 +78,35 @@ static void read_cmdline(uint32_t pid, char *buf, size_t len)
 		buf[0] = 0;
 }
 
+/* The executable mappings of a detection result, as lj_detect__xmaps
+ * gives them (malloc'ed, *n entries; NULL: none, or no memory). */
+static struct lj_xmap *xmaps_of(const struct lj_proc_detect *pd, size_t *n)
+{
+	struct lj_xmap *v = calloc(pd->nmaps ? pd->nmaps : 1, sizeof(*v));
+	size_t i;
+
+	*n = 0;
+	for (i = 0; v && i < pd->nmaps; i++) {
+		const struct lj_mapping *m = &pd->maps[i];
+
+		if (m->prot & PROT_EXEC)
+			v[(*n)++] = (struct lj_xmap){ m->start, m->end, m->inode, m->path != NULL };
+	}
+	return v;
+}
+
 /* A signature of the executable mappings: file-backed ones (dlopen) and
  * anonymous ones (LuaJIT's machine-code areas, mapped when traces are
  * compiled: report names a frame there [JIT code] only when a PROCESS
  * record has the mapping). */
-static uint64_t maps_signature(const struct lj_proc_detect *pd)
+static uint64_t maps_signature(const struct lj_xmap *x, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
 	size_t i;
 
-	for (i = 0; i < pd->nmaps; i++) {
-		if (!(pd->maps[i].prot & PROT_EXEC))
-			continue;
-		h = (h ^ pd->maps[i].start) * 1099511628211ull;
-		h = (h ^ (pd->maps[i].path ? pd->maps[i].inode : pd->maps[i].end)) * 1099511628211ull;
+	for (i = 0; i < n; i++) {
+		h = (h ^ x[i].start) * 1099511628211ull;
+		h = (h ^ (x[i].named ? x[i].inode : x[i].end)) * 1099511628211ull;
 	}
 	return h;
 }
@@ -109,20 +124,48 @@ static uint64_t image_key(const struct lj_proc_detect *pd, const char *exe)
 }
 
 /* Remember the executable mappings of p (to notice when they change). */
-static void keep_xranges(struct proc *p, const struct lj_proc_detect *pd)
+static void keep_xranges(struct proc *p, const struct lj_xmap *x, size_t n)
 {
-	uint64_t *v = calloc(pd->nmaps ? pd->nmaps * 2 : 1, sizeof(*v));
-	uint32_t n = 0;
+	uint64_t *v = calloc(n ? n * 2 : 1, sizeof(*v));
 	size_t i;
 
-	for (i = 0; v && i < pd->nmaps; i++) {
-		if (!(pd->maps[i].prot & PROT_EXEC))
-			continue;
-		v[2 * n] = pd->maps[i].start;	/* /proc/PID/maps is sorted */
-		v[2 * n + 1] = pd->maps[i].end;
-		n++;
+	for (i = 0; v && i < n; i++) {
+		v[2 * i] = x[i].start;	/* /proc/PID/maps is sorted */
+		v[2 * i + 1] = x[i].end;
 	}
-	proctab__set_xranges(p, v, n);	/* no memory: no ranges, every IP looks new */
+	proctab__set_xranges(p, v, (uint32_t)n);	/* no memory: no ranges, every IP looks new */
+}
+
+/* Nothing new since the last inspection: look again later, less and less
+ * often. */
+static void back_off(struct proc *p)
+{
+	p->reinspect_gap_ns = p->reinspect_gap_ns * 2 > INSPECT_AGAIN_MAX_NS ?
+		INSPECT_AGAIN_MAX_NS : p->reinspect_gap_ns * 2;
+}
+
+/*
+ * A look again at a process described already: when its executable
+ * mappings are those of its last description, nothing else it could show
+ * (identity, files, LuaJIT) is read; 1 then, else 0 (inspect the whole
+ * process).  One read of /proc/PID/maps, no file stat'ed or opened.
+ */
+static int unchanged(struct proc *p, uint64_t now_ns)
+{
+	struct lj_xmap *x;
+	size_t n;
+
+	if (!p->reported || !p->maps_sig || p->other_image_ns || lj_detect__xmaps(p->pid, &x, &n))
+		return 0;
+	if (maps_signature(x, n) != p->maps_sig) {
+		free(x);
+		return 0;
+	}
+	p->inspected_ns = now_ns;
+	keep_xranges(p, x, n);
+	back_off(p);
+	free(x);
+	return 1;
 }
 
 /* Describe a detected build for humans. */
@@ -261,9 +304,11 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	char exe[4096] = "", cmdline[4096];
 	struct lj_proc_detect pd;
 	uint64_t start_ns = 0, sig, key;
+	struct lj_xmap *x;
+	size_t nx;
 	int err, was_lj;
 
-	if (!p)
+	if (!p || (p->state == PROC_INSPECTED && unchanged(p, now_ns)))
 		return;
 	was_lj = p->has_luajit;
 	p->inspected_ns = now_ns;
@@ -307,12 +352,12 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 	p->other_image_ns = 0;
 	if (!p->image_key)
 		p->image_key = key;
-	sig = maps_signature(&pd);
-	keep_xranges(p, &pd);
+	x = xmaps_of(&pd, &nx);
+	sig = maps_signature(x, nx);
+	keep_xranges(p, x, nx);
+	free(x);
 	if (p->reported && sig == p->maps_sig) {
-		/* Nothing new: look again later, less and less often. */
-		p->reinspect_gap_ns = p->reinspect_gap_ns * 2 > INSPECT_AGAIN_MAX_NS ?
-			INSPECT_AGAIN_MAX_NS : p->reinspect_gap_ns * 2;
+		back_off(p);
 		lj_proc_detect__exit(&pd);
 		return;
 	}

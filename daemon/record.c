@@ -41,8 +41,12 @@ static void on_signal(int sig)
  * came in the last RECORD_LJ_BUSY_NS, RECORD_POLL_LJ_MS, since the BPF
  * program does not wake us for each of them (see ljsnap_sample); else
  * RECORD_POLL_MS.  RECORD_LJ_BUSY_NS is above LJS_LJ_WAKE_NS, so the first
- * LuaJIT sample after a quiet spell always wakes us. */
-#define RECORD_POLL_LJ_MS	1
+ * LuaJIT sample after a quiet spell always wakes us.  A wakeup costs the
+ * recorder about as much as harvesting a walk: at 999 Hz on one CPU, 4 ms
+ * gives four samples a wakeup instead of one, and walks them at most about
+ * 4 ms late (as many complete walks and Lua chains as with 1 ms:
+ * tests/e2e/record_fast.sh, report_gen.sh). */
+#define RECORD_POLL_LJ_MS	4
 #define RECORD_POLL_MS		20
 #define RECORD_LJ_BUSY_NS	(2 * LJS_LJ_WAKE_NS)
 /* The loop's housekeeping (the command's end, re-inspection, the rate) runs

@@ -221,6 +221,30 @@ static void check_mainthref_decoy(const char *what, const struct lj_detect *det,
 	      what, o, cal.layout.g_mainthref, l->g_mainthref, err);
 }
 
+/* lj_detect__xmaps of the (stopped) child gives the executable mappings
+ * of lj_detect__process's list, in its order, named as there. */
+static void check_xmaps(const char *what, int pid, const struct lj_proc_detect *pd)
+{
+	struct lj_xmap *x;
+	size_t n, i, k = 0;
+	int err = lj_detect__xmaps(pid, &x, &n);
+
+	CHECKF(err == 0 && n > 0, "%s: lj_detect__xmaps %d, %zu mappings", what, err, n);
+	for (i = 0; !err && i < pd->nmaps; i++) {
+		const struct lj_mapping *m = &pd->maps[i];
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		CHECKF(k < n && x[k].start == m->start && x[k].end == m->end &&
+		       x[k].inode == m->inode && x[k].named == (m->path != NULL),
+		       "%s: executable mapping %zu (%#lx-%#lx %s) not as lj_detect__xmaps says", what,
+		       k, (unsigned long)m->start, (unsigned long)m->end, m->path ? m->path : "");
+		k++;
+	}
+	CHECKF(err || k == n, "%s: %zu executable mappings, lj_detect__xmaps %zu", what, k, n);
+	free(x);
+}
+
 void check_live(const char *what, char *const argv[], const char *env, const char *vmfile,
 		       enum lj_family fam, int gc64, int exact, struct lj_detect_cache *cache)
 {
@@ -252,6 +276,7 @@ void check_live(const char *what, char *const argv[], const char *env, const cha
 	CHECKF(err == 0 && pd.found, "%s: lj_detect__process %d found %d", what, err, pd.found);
 	if (err || !pd.found)
 		goto out;
+	check_xmaps(what, c.pid, &pd);
 	printf("%s: pid %d L %#lx vm %#lx-%#lx bias %#lx family %s\n", what, c.pid, (unsigned long)L,
 	       (unsigned long)pd.vm_lo, (unsigned long)pd.vm_hi, (unsigned long)pd.load_bias,
 	       lj_layout__family_name(pd.layout.family));

@@ -213,4 +213,17 @@ void lj_detect_cache__delete(struct lj_detect_cache *cache);
 int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_detect *out);
 void lj_proc_detect__exit(struct lj_proc_detect *pd);
 
+/* An executable mapping as a line of /proc/PID/maps shows it. */
+struct lj_xmap {
+	uint64_t start, end, inode;
+	int named;			/* the line has a path (a file, [vdso], ...) */
+};
+
+/* The executable mappings of pid in address order, from one read of
+ * /proc/PID/maps and nothing else (no file is stat'ed or opened): for a
+ * caller that only wants to know whether they changed since
+ * lj_detect__process.  *v is malloc'ed (NULL when there are none), *n
+ * entries.  0, or negative errno as lj_detect__process. */
+int lj_detect__xmaps(int pid, struct lj_xmap **v, size_t *n);
+
 #endif /* LJSNAP_LJDETECT_H */

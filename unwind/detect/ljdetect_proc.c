@@ -8,6 +8,7 @@
  * revalidated by size and mtime, so 60 nginx workers cost one parse.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "unwind/detect/livemem.h"
 #include "unwind/detect/ljdetect.h"
@@ -222,6 +224,75 @@ out:
 	return err;
 }
 
+/* One line of /proc/PID/maps, [l, eol), as an executable mapping: 1 when
+ * it is one (x set), else 0; read as ljd__parse_maps_line reads it. */
+static int ljd__xmap_line(const char *l, const char *eol, struct lj_xmap *x)
+{
+	char *e;
+
+	x->start = strtoull(l, &e, 16);
+	if (*e != '-')
+		return 0;
+	x->end = strtoull(e + 1, &e, 16);
+	if (*e != ' ' || x->end < x->start || eol - e < 6 || e[3] != 'x')
+		return 0;
+	strtoull(e + 5, &e, 16);			/* offset */
+	while (e < eol && *e == ' ')
+		e++;
+	while (e < eol && *e != ' ')
+		e++;					/* device */
+	x->inode = strtoull(e, &e, 10);
+	while (e < eol && (*e == ' ' || *e == '\t'))
+		e++;
+	x->named = e < eol;
+	return 1;
+}
+
+/* The executable mappings of pid from /proc/PID/maps alone; see ljdetect.h. */
+int lj_detect__xmaps(int pid, struct lj_xmap **v, size_t *n)
+{
+	char fn[64], buf[65536];
+	size_t cap = 0, have = 0;
+	ssize_t got;
+	int fd, err = 0;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *l = buf, *eol, *end = buf + have + got;
+
+		*end = 0;
+		while ((eol = memchr(l, '\n', end - l))) {
+			struct lj_xmap x;
+
+			if (ljd__xmap_line(l, eol, &x)) {
+				if ((err = VEC_GROW(*v, &cap, *n + 1)) != 0)
+					goto out;
+				(*v)[(*n)++] = x;
+			}
+			l = eol + 1;
+		}
+		have = end - l;
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* a line longer than the buffer: no path is */
+		memmove(buf, l, have);
+	}
+	if (got < 0)
+		err = -errno;
+out:
+	close(fd);
+	if (err) {
+		free(*v);
+		*v = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
 /* -- Process ------------------------------------------------------------- */
 
 /* Does executable mapping m hold the VM of det?  Sets the runtime range. */
@@ -274,6 +345,7 @@ int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_de
 {
 	struct lj_detect_cache *local = NULL;
 	struct { uint64_t dev, ino; } seen[LJD_NVM_TRACK];
+	struct ljd_cache_ent *e = NULL;
 	size_t i;
 	int err;
 
@@ -291,13 +363,15 @@ int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_de
 		goto out;
 	for (i = 0; i < out->nmaps; i++) {
 		struct lj_mapping *m = &out->maps[i];
-		struct ljd_cache_ent *e;
 		uint64_t bias;
 		unsigned k;
 
 		if (!m->inode || !m->path || m->path[0] != '/')
 			continue;
-		e = ljd_cache__add(cache, pid, m);
+		/* The lines of one file follow each other: stat'ed and looked up
+		 * once (the entry stays valid until the next ljd_cache__add). */
+		if (!e || e->dev != m->dev || e->ino != m->inode)
+			e = ljd_cache__add(cache, pid, m);
 		if (!e)
 			continue;	/* ENOMEM: this mapping stays without build id */
 		m->build_id_len = e->build_id_len;
