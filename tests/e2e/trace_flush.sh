@@ -32,5 +32,11 @@ awk '{
 ok=$(value ok "$TMPD/fl.pairs"); bad=$(value bad "$TMPD/fl.pairs"); n=$(value total "$TMPD/fl.pairs")
 note "$phases phases, $n samples: $ok show runner and its own F inlined, $bad a runner with another phase's F"
 [ "$bad" -eq 0 ] || fail "$bad samples attributed to a stale trace (another phase's F)"
+if [ "$(pct "$ok" "$n")" -lt 40 ]; then
+	# what the samples showed instead, and what record and report said
+	awk '{ print $NF "\t" $0 }' "$TMPD/fl.folded" | sort -nr | head -5 | cut -c1-400 >&2
+	cat "$TMPD/fl.err" "$TMPD/fl.rerr" >&2
+	"$LJSNAP" info "$TMPD/fl.ljsnap" | grep -E 'LuaJIT|layout|walk|lost' >&2
+fi
 assert_ge "$(pct "$ok" "$n")" 40 "too few samples show runner with its F inlined"
 exit 0
