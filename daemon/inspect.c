@@ -319,8 +319,9 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		rc->pt.detect_cache = lj_detect_cache__new();
 	memset(&pd, 0, sizeof(pd));
 	err = lj_detect__process(p->pid, rc->pt.detect_cache, &pd);
-	if (err) {
-		/* Gone already, or not readable: keep what the samples carry. */
+	if (err || !pd.nmaps) {
+		/* Gone already, or not readable, or exiting (a zombie maps
+		 * nothing): keep what the samples carry and what was written. */
 		if (!p->reported)
 			write_process(rc, p, NULL, exe, cmdline, start_ns);
 		p->reported = 1;

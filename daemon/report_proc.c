@@ -143,6 +143,12 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 			goto nomem;
 	}
 	d = p->nd ? &p->d[p->nd - 1] : NULL;
+	if (d && d->image == sp->image && !sp->nmaps && d->proc.pm) {
+		/* A look that found the process gone (no mappings) adds nothing
+		 * to what its image was described with. */
+		free(build);
+		return 0;
+	}
 	if (!d || d->image != sp->image) {
 		if (VEC_GROW(p->d, &p->dcap, p->nd + 1) != 0)
 			goto nomem;

@@ -10,9 +10,11 @@
  * compiled into them (lj_mcode.c, MCPROT_GEN), so a look taken then misses
  * an area an earlier look saw.  Every anonymous executable mapping any
  * description of the image had is kept, unless a later one has an
- * executable or file-backed mapping over it.  A new image (exec, or a reused pid) is described
- * before its first sample: a sample belongs to the image of the last
- * description before it in the file (docs/capture-format.md, PROCESS).
+ * executable or file-backed mapping over it.  A description without any
+ * mapping (the process was gone when looked at) changes nothing.  A new
+ * image (exec, or a reused pid) is described before its first sample: a
+ * sample belongs to the image of the last description before it in the
+ * file (docs/capture-format.md, PROCESS).
  */
 #ifndef LJSNAP_REPORT_PROC_H
 #define LJSNAP_REPORT_PROC_H
