@@ -208,6 +208,17 @@ void bpfload__exit(struct bpfload *bl)
 	memset(bl, 0, sizeof(*bl));
 }
 
+/* Disable every CPU's perf event; see bpfload.h. */
+int bpfload__stop(struct bpfload *bl)
+{
+	int cpu, err = 0;
+
+	for (cpu = 0; bl->pfd && cpu < bl->ncpus; cpu++)
+		if (bl->pfd[cpu] >= 0 && ioctl(bl->pfd[cpu], PERF_EVENT_IOC_DISABLE, 0) && !err)
+			err = -errno;
+	return err;
+}
+
 /* Add a tgid to the sampled set. */
 int bpfload__add_target(struct bpfload *bl, uint32_t pid)
 {

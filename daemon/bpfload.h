@@ -37,6 +37,8 @@ struct bpfload {
  * with a message in errbuf saying what to do. */
 int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf, size_t errlen);
 void bpfload__exit(struct bpfload *bl);
+/* Disable the perf events: no sample is emitted after it (task events still are). */
+int bpfload__stop(struct bpfload *bl);
 
 /* Target set and per-process configuration. */
 int bpfload__add_target(struct bpfload *bl, uint32_t pid);

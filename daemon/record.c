@@ -198,8 +198,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	switch (te->type) {
 	case LJS_REC_SAMPLE:
+		rc->sample_records++;
 		if (ljs_sample__parse_raw(&s, data, size)) {
 			rc->bad_records++;
+			rc->samples_bad++;
 			return 0;
 		}
 		p = proctab__get(&rc->pt, s.pid);
@@ -220,6 +222,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (!err) {
 			rc->samples++;
 			rc->sample_bytes += size;
+		} else {
+			rc->samples_write_failed++;
 		}
 		if (p && p->has_luajit)
 			inspect__sample(rc, p, &s);
@@ -362,9 +366,9 @@ static void finish(struct recorder *rc, int quiet)
 	static const char *names[] = LJS_ERR_NAMES;
 	static const struct harvest_stats none;
 	const struct harvest_stats *hs = rc->hv ? harvest__stats(rc->hv) : &none;
-	struct snapfile_stat st[LJS_ERR__MAX + 36];
+	struct snapfile_stat st[LJS_ERR__MAX + 40];
 	uint64_t end_ns = now_ns();
-	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0;
+	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0, undrained;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
 	size_t n = 0;
 	struct proc *p;
@@ -372,6 +376,10 @@ static void finish(struct recorder *rc, int quiet)
 
 	bpfload__counters(&rc->bl, ctr);
 	bpfload__prog_stats(&rc->bl, &run_ns, &run_cnt);
+	/* Emitted but never taken off the ring buffer: the final drain is
+	 * bounded (record_stop). */
+	undrained = ctr[LJS_ERR_EMITTED] > rc->sample_records ?
+		    ctr[LJS_ERR_EMITTED] - rc->sample_records : 0;
 	while ((p = proctab__next(&rc->pt, &it))) {
 		nproc++;
 		nlj += !!p->has_luajit;
@@ -379,6 +387,11 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "samples_written", rc->samples };
 	st[n++] = (struct snapfile_stat){ "samples_lost", ctr[LJS_ERR_RINGBUF_FULL] };
 	st[n++] = (struct snapfile_stat){ "bad_records", rc->bad_records };
+	/* emitted = samples_written + each of these (ring-buffer losses are
+	 * never emitted): docs/capture-format.md */
+	st[n++] = (struct snapfile_stat){ "samples_bad", rc->samples_bad };
+	st[n++] = (struct snapfile_stat){ "samples_write_failed", rc->samples_write_failed };
+	st[n++] = (struct snapfile_stat){ "samples_undrained", undrained };
 	st[n++] = (struct snapfile_stat){ "processes_seen", nproc };
 	st[n++] = (struct snapfile_stat){ "processes_luajit", nlj };
 	st[n++] = (struct snapfile_stat){ "bpf_run_ns", run_ns };
@@ -427,6 +440,12 @@ static void finish(struct recorder *rc, int quiet)
 	fprintf(stderr, "\nljsnap: %llu samples lost (ring buffer full%s)\n",
 		(unsigned long long)ctr[LJS_ERR_RINGBUF_FULL],
 		ctr[LJS_ERR_RINGBUF_FULL] ? "; raise --ringbuf-mb or lower -F" : "");
+	if (rc->samples_bad || rc->samples_write_failed || undrained)
+		fprintf(stderr, "ljsnap: %llu samples emitted but not written: %llu malformed, "
+			"%llu refused by the writer, %llu left in the ring buffer\n",
+			(unsigned long long)(rc->samples_bad + rc->samples_write_failed + undrained),
+			(unsigned long long)rc->samples_bad,
+			(unsigned long long)rc->samples_write_failed, (unsigned long long)undrained);
 	if (rc->map_failures || ctr[LJS_ERR_TARGET_FULL])
 		fprintf(stderr, "ljsnap: %llu processes were not sampled or not configured: the BPF "
 			"maps were full (record with a larger --max-procs)\n",
@@ -676,7 +695,9 @@ static void record_stop(struct recorder *rc)
 {
 	int rounds = 0;
 
-	/* What the ring buffer holds, in batches; bounded, as sampling goes on. */
+	/* Stop sampling first, so that the drain takes every sample emitted
+	 * (emitted = written + the drops finish() names); bounded all the same. */
+	bpfload__stop(&rc->bl);
 	do
 		rc->batch = 0;
 	while (ring_buffer__consume(rc->rb) == -EAGAIN && ++rounds < 256);

@@ -93,6 +93,9 @@ struct recorder {
 	int child_done;
 	uint64_t samples;	/* sample records written */
 	uint64_t bad_records;	/* malformed ring-buffer records */
+	uint64_t sample_records; /* sample records taken off the ring buffer */
+	uint64_t samples_bad;	/* ... of them malformed, so not written */
+	uint64_t samples_write_failed; /* ... of them the writer refused */
 	uint64_t task_events;
 	uint64_t sample_bytes;	/* raw record bytes of samples */
 	int werr;		/* first write error (sticky) */
