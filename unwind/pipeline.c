@@ -316,6 +316,36 @@ static const char *c_name(struct ljs_pipe *r, const struct ljs_proc *p, uint64_t
 	return buf;
 }
 
+/*
+ * A VM state with no frame ([GC]: a GC step inside a C function's
+ * allocation, lj_gc.h's lj_gc_check) at the top of an activation whose C
+ * function has its native frames above: the state goes above that function's
+ * entry frame (the native frame pushed last, called from the VM), so the
+ * function keeps one name and one place in every sample, and its Lua-side
+ * frame is dropped as without the state.  1 when it did so.
+ */
+static int put_state_in_c(struct ljs_pipe *r, const struct ljw_stack *ls, size_t i, size_t to,
+			  int *err)
+{
+	struct ljs_frame tmp;
+	struct ljs_stack *st = r->out;
+	char name[LJS_NAME_MAX];
+	size_t n;
+
+	if (ls->frames[i].kind != LJW_FRAME_PSEUDO || i + 1 >= to ||
+	    ls->frames[i + 1].kind != LJW_FRAME_C || !r->last_native || st->n < 1)
+		return 0;
+	n = ljs_name__lua_as(&ls->frames[i], NULL, 0, name, sizeof(name));
+	*err = put(r, name, n, ljs_name__lua_kind(&ls->frames[i]));
+	if (*err)
+		return 1;
+	tmp = st->f[st->n - 1];
+	st->f[st->n - 1] = st->f[st->n - 2];
+	st->f[st->n - 2] = tmp;
+	r->last_native = 1;
+	return 1;
+}
+
 /* Lua frames [from, to) of the walk, innermost first. */
 static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljw_stack *ls,
 		   size_t from, size_t to)
@@ -335,6 +365,12 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		/* A C function's own native frames are already above it. */
 		if (f->kind == LJW_FRAME_C && r->last_native && i == from)
 			continue;
+		if (i == from && put_state_in_c(r, ls, i, to, &err)) {
+			if (err)
+				return err;
+			i++;	/* the C function: its native frames are there */
+			continue;
+		}
 		/*
 		 * Builtins: the build's own symbol, when it kept one, beats the
 		 * per-family ffid table (LUA52COMPAT and Tarantool add functions
