@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs="autoconf automake libtool pkg-config make gcc clang llvm bpftool
       libbpf-dev libelf-dev libdw-dev binutils-dev libmsgpack-dev zlib1g-dev libzstd-dev
       luajit libluajit-5.1-dev tarantool wrk linux-perf procps
-      nginx dpkg-dev xz-utils util-linux gdb tmux lua-check lua-busted lua-ldoc"
+      nginx dpkg-dev xz-utils util-linux gdb tmux lua-check lua-busted lua-ldoc lua-yaml"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
