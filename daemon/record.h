@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "daemon/bpfload.h"
 #include "daemon/embed.h"
 #include "daemon/proctab.h"
@@ -126,6 +127,17 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv);
  * to o->pids: 0, -EINVAL or -ENOMEM (for the live views' options). */
 void record_opts__defaults(struct record_opts *o);
 int record_opts__pids(struct record_opts *o, const char *arg);
+
+/* The options record and the live views share: -p, -a, -F, -d and -o.  1
+ * when option c is one of them (taken into o), 0 when it is not, -EINVAL
+ * for a bad value (said in one line as "ljsnap CMD: ..."). */
+int record_opts__target(struct record_opts *o, int c, const char *arg, const char *cmd);
+
+/* After the options (getopt's optind): the command after them, exactly one
+ * kind of target (else the message and usage), and a rate the kernel
+ * allows.  0 or -EINVAL (said). */
+int record_opts__finish(struct record_opts *o, int argc, char **argv, const char *cmd,
+			void (*print_usage)(FILE *));
 
 /* Record with the parsed options o (and hooks, when set) until a signal,
  * the duration, the targets' end or a hook says stop; prints the summary

@@ -63,7 +63,7 @@ static void usage(FILE *out)
  * interrupts took too long; that is a reason to sample less, not to raise
  * it.  0, or -EINVAL (reported).
  */
-static int check_max_rate(const struct record_opts *o)
+static int check_max_rate(const struct record_opts *o, const char *cmd)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
 	unsigned long max = 0;
@@ -75,8 +75,8 @@ static int check_max_rate(const struct record_opts *o)
 	fclose(f);
 	if (n != 1 || o->freq <= max)
 		return 0;
-	fprintf(stderr, "ljsnap record: -F %u is above kernel.perf_event_max_sample_rate (%lu): "
-		"sample at %lu Hz or less\n", o->freq, max, max);
+	fprintf(stderr, "ljsnap %s: -F %u is above kernel.perf_event_max_sample_rate (%lu): "
+		"sample at %lu Hz or less\n", cmd, o->freq, max, max);
 	return -EINVAL;
 }
 
@@ -124,6 +124,59 @@ void record_opts__defaults(struct record_opts *o)
 	o->max_cpu_pct = RECORD_CPU_PCT_DEFAULT;
 }
 
+/* The options record and the live views share; see record.h. */
+int record_opts__target(struct record_opts *o, int c, const char *arg, const char *cmd)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (record_opts__pids(o, arg)) {
+			fprintf(stderr, "ljsnap %s: -p wants pids 1..%d separated by commas, "
+				"got '%s'\n", cmd, RECORD_PID_MAX, arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'a':
+		o->all = 1;
+		return 1;
+	case 'F':
+		if (numarg__u64(arg, 1, RECORD_FREQ_MAX, &v)) {
+			fprintf(stderr, "ljsnap %s: -F wants 1..%d Hz, got '%s'\n", cmd,
+				RECORD_FREQ_MAX, arg);
+			return -EINVAL;
+		}
+		o->freq = (uint32_t)v;
+		return 1;
+	case 'd':
+		if (numarg__seconds(arg, RECORD_DURATION_MAX, &o->duration)) {
+			fprintf(stderr, "ljsnap %s: -d wants seconds, more than 0 and at most "
+				"%d, got '%s'\n", cmd, RECORD_DURATION_MAX, arg);
+			return -EINVAL;
+		}
+		return 1;
+	case 'o':
+		o->output = arg;
+		return 1;
+	}
+	return 0;
+}
+
+/* After the options: the command, one kind of target, a rate the kernel
+ * allows; see record.h. */
+int record_opts__finish(struct record_opts *o, int argc, char **argv, const char *cmd,
+			void (*print_usage)(FILE *))
+{
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!!o->all + !!o->npids + !!o->cmd != 1) {
+		fprintf(stderr, "ljsnap %s: give exactly one of -p PID, -a or -- COMMAND\n\n", cmd);
+		print_usage(stderr);
+		return -EINVAL;
+	}
+	return check_max_rate(o, cmd);
+}
+
 /* Parse the command line (see record.h). */
 int record_opts__parse(struct record_opts *o, int argc, char **argv)
 {
@@ -145,40 +198,17 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ 0 }
 	};
 	uint64_t v;
-	int c;
+	int c, err;
 
 	record_opts__defaults(o);
 	o->output = "ljsnap.data";
 	while ((c = getopt_long(argc, argv, "+p:aF:d:o:qh", lo, NULL)) != -1) {
+		err = record_opts__target(o, c, optarg, "record");
+		if (err < 0)
+			return err;
+		if (err)
+			continue;
 		switch (c) {
-		case 'p':
-			if (record_opts__pids(o, optarg)) {
-				fprintf(stderr, "ljsnap record: -p wants pids 1..%d separated by commas, "
-					"got '%s'\n", RECORD_PID_MAX, optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'a':
-			o->all = 1;
-			break;
-		case 'F':
-			if (numarg__u64(optarg, 1, RECORD_FREQ_MAX, &v)) {
-				fprintf(stderr, "ljsnap record: -F wants 1..%d Hz, got '%s'\n",
-					RECORD_FREQ_MAX, optarg);
-				return -EINVAL;
-			}
-			o->freq = (uint32_t)v;
-			break;
-		case 'd':
-			if (numarg__seconds(optarg, RECORD_DURATION_MAX, &o->duration)) {
-				fprintf(stderr, "ljsnap record: -d wants seconds, more than 0 and at most "
-					"%d, got '%s'\n", RECORD_DURATION_MAX, optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
 		case 1:
 			if (parse_bytes(optarg, LJS_USTACK_MAX, &o->stack_bytes)) {
 				fprintf(stderr, "ljsnap record: --stack-bytes wants 8..%d, got '%s'\n",
@@ -234,12 +264,5 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc)
-		o->cmd = argv + optind;
-	if (!!o->all + !!o->npids + !!o->cmd != 1) {
-		fprintf(stderr, "ljsnap record: give exactly one of -p PID, -a or -- COMMAND\n\n");
-		usage(stderr);
-		return -EINVAL;
-	}
-	return check_max_rate(o);
+	return record_opts__finish(o, argc, argv, "record", usage);
 }

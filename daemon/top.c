@@ -257,40 +257,21 @@ static int top_opts(struct top *t, int argc, char **argv)
 		{ 0 }
 	};
 	struct record_opts *o = &t->rc.o;
-	uint64_t v;
-	int c;
+	int c, err;
 
 	record_opts__defaults(o);
 	t->interval = 1.0;
 	while ((c = getopt_long(argc, argv, "+p:aF:o:d:i:h", lo, NULL)) != -1) {
+		err = record_opts__target(o, c, optarg, "top");
+		if (err < 0)
+			return 2;
+		if (err)
+			continue;
 		switch (c) {
-		case 'p':
-			if (record_opts__pids(o, optarg)) {
-				fprintf(stderr, "ljsnap top: -p wants pids 1..%d separated by commas, "
-					"got '%s'\n", RECORD_PID_MAX, optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			o->all = 1;
-			break;
-		case 'F':
-			if (numarg__u64(optarg, 1, RECORD_FREQ_MAX, &v)) {
-				fprintf(stderr, "ljsnap top: -F wants 1..%d Hz, got '%s'\n",
-					RECORD_FREQ_MAX, optarg);
-				return 2;
-			}
-			o->freq = (uint32_t)v;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'd':
 		case 'i':
-			if (numarg__seconds(optarg, RECORD_DURATION_MAX, c == 'd' ? &o->duration :
-					    &t->interval)) {
-				fprintf(stderr, "ljsnap top: -%c wants seconds, more than 0, got '%s'\n",
-					c, optarg);
+			if (numarg__seconds(optarg, RECORD_DURATION_MAX, &t->interval)) {
+				fprintf(stderr, "ljsnap top: -i wants seconds, more than 0, got '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -305,14 +286,7 @@ static int top_opts(struct top *t, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc)
-		o->cmd = argv + optind;
-	if (!!o->all + !!o->npids + !!o->cmd != 1) {
-		fprintf(stderr, "ljsnap top: give exactly one of -p PID, -a or -- COMMAND\n\n");
-		usage(stderr);
-		return 2;
-	}
-	return 0;
+	return record_opts__finish(o, argc, argv, "top", usage) ? 2 : 0;
 }
 
 /* Whether pid's main thread has children (they are sampled too). */
