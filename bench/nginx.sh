@@ -78,18 +78,7 @@ case "$secs$rounds$hz$workers" in *[!0-9]*) echo "usage: $0 [ROUND_SECONDS] [ROU
 OR=$(sh "$top/tests/variants/prepare.sh" or-deb) || { echo "cannot prepare the variant or-deb"; exit 1; }
 ORLIB=$OR/root/usr/lib/x86_64-linux-gnu
 
-tmp=$(mktemp -d)
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-M="" R="" W=""
-cleanup() {
-	for p in $W $R $M; do kill "$p" 2>/dev/null || true; done
-	for p in $W $R $M; do wait "$p" 2>/dev/null || true; done
-	sysctl -q kernel.bpf_stats_enabled="$old_stats"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-sysctl -q kernel.bpf_stats_enabled=1
+. "$here/lib.sh"	# $tmp, bpf_stats on, M/R/W ended on exit
 
 ncpu=$(nproc)
 ngx_cpus="" wrk_cpus=""

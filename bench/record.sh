@@ -49,18 +49,7 @@ secs=${BENCH_SECS:-8}
 stack=8192
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF and perf events)"; exit 1; }
 for p in perf luajit; do command -v $p >/dev/null || { echo "$p not found"; exit 1; }; done
-tmp=$(mktemp -d)
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-M="" R="" W=""
-cleanup() {
-	for p in $W $R $M; do kill "$p" 2>/dev/null || true; done
-	for p in $W $R $M; do wait "$p" 2>/dev/null || true; done
-	sysctl -q kernel.bpf_stats_enabled="$old_stats"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-sysctl -q kernel.bpf_stats_enabled=1
+. "$here/lib.sh"	# $tmp, bpf_stats on, M/R/W ended on exit
 clk=$(getconf CLK_TCK)
 
 # kids FILE: the children user+sys seconds in a `times` output

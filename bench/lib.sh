@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/lib.sh -- sourced by the benchmarks that run servers and recorders:
+# a scratch directory ($tmp), kernel.bpf_stats_enabled on for the run and
+# put back after, and the processes whose pids the script keeps in M (a
+# server's master), R (a recorder) and W (a load generator) killed and
+# reaped on every exit.
+tmp=$(mktemp -d)
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+M="" R="" W=""
+cleanup() {
+	for p in $W $R $M; do kill "$p" 2>/dev/null || true; done
+	for p in $W $R $M; do wait "$p" 2>/dev/null || true; done
+	sysctl -q kernel.bpf_stats_enabled="$old_stats"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+sysctl -q kernel.bpf_stats_enabled=1
