@@ -36,6 +36,7 @@ struct info {
 	size_t procs_len;
 	FILE *pf;			/* writes procs */
 	uint64_t emb_raw, emb_bytes;	/* EMBED: section bytes, bytes in the file */
+	uint64_t sec_n[LJS_SEC__MAX], sec_bytes[LJS_SEC__MAX];	/* sample sections by kind */
 	char *embeds;			/* one line per EMBED record */
 	size_t embeds_len;
 	FILE *ef;			/* writes embeds */
@@ -76,6 +77,7 @@ static int info__count(struct info *in, const struct ljs_sample *s)
 	struct info_pid *p;
 	uint64_t *idx;
 	int err, found;
+	uint32_t i;
 
 	if ((err = VEC_GROW(in->pids, &in->cap, in->npids + 1)) != 0)
 		return err;
@@ -93,6 +95,11 @@ static int info__count(struct info *in, const struct ljs_sample *s)
 		p->comm[sizeof(p->comm) - 1] = 0;
 	}
 	p->samples++;
+	for (i = 0; i < s->nsec; i++)
+		if (s->sec[i].kind < LJS_SEC__MAX) {
+			in->sec_n[s->sec[i].kind]++;
+			in->sec_bytes[s->sec[i].kind] += s->sec[i].len;
+		}
 	if (!in->first_ns || s->time_ns < in->first_ns)
 		in->first_ns = s->time_ns;
 	if (s->time_ns > in->last_ns)
@@ -279,6 +286,27 @@ static void info__print_header(FILE *out, const char *path, const struct snapfil
 	fprintf(out, "\n");
 }
 
+/* Bytes per sample by section kind (before compression). */
+static void info__print_sections(FILE *out, const struct info *in, uint64_t nsamples)
+{
+	static const char *const names[LJS_SEC__MAX] = {
+		[LJS_SEC_KSTACK] = "kernel stack", [LJS_SEC_USTACK] = "user stack",
+		[LJS_SEC_G] = "global_State", [LJS_SEC_L] = "lua_State",
+		[LJS_SEC_LSTACK] = "Lua stack", [LJS_SEC_TRACE] = "trace",
+		[LJS_SEC_RES_L] = "resumer lua_State", [LJS_SEC_RES_LSTACK] = "resumer Lua stack",
+	};
+	int k;
+
+	if (!nsamples)
+		return;
+	fprintf(out, "  sections, bytes per sample before compression:");
+	for (k = 1; k < LJS_SEC__MAX; k++)
+		if (in->sec_n[k])
+			fprintf(out, "%s %s %.0f", k > 1 ? "," : "", names[k] ? names[k] : "?",
+				(double)in->sec_bytes[k] / (double)nsamples);
+	fputc('\n', out);
+}
+
 /* Everything after the header. */
 static void info__print_body(FILE *out, struct info *in, struct snapfile_reader *r)
 {
@@ -305,6 +333,7 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 		for (i = 0; i < in->npids; i++)
 			fprintf(out, "  pid %" PRIu32 " %-16s %" PRIu64 " samples\n", in->pids[i].pid,
 				in->pids[i].comm, in->pids[i].samples);
+		info__print_sections(out, in, st->per_kind[SNAPFILE_REC_SAMPLE]);
 	}
 	fprintf(out, "memory:     %" PRIu64 " ranges, %" PRIu64 " bytes\n",
 		st->per_kind[SNAPFILE_REC_MEMORY], in->mem_bytes);
