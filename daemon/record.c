@@ -115,8 +115,12 @@ static void harvest_sample(struct recorder *rc, const struct proc *p, const stru
 		rc->walk_skipped++;
 		return;
 	}
+	/* A batch: samples all taken before its first read (harvest.h). */
+	if (s->time_ns > rc->batch_ns)
+		rc->batch_ns = t0 > s->time_ns ? t0 : s->time_ns;
 	livemem__init(&live, &lm, (int)s->pid, NULL);
 	memsrc__init_sample(&sm, s, harvest__source(rc->hv, s->pid, s->time_ns, t0, &live));
+	harvest__batch(rc->hv, rc->batch_ns);
 	rr_batch__prefetch(rc->rr, rc->hv, (pid_t)s->pid);
 	if (ljw__walk(rc->walker, &p->layout, s, &sm, &wo, &st) == 0) {
 		rc->walked++;

@@ -106,6 +106,7 @@ struct recorder {
 	struct ljw *walker;
 	uint64_t walked, walked_complete;	/* LuaJIT samples walked while recording */
 	uint64_t walk_ns;	/* time spent walking and harvesting */
+	uint64_t batch_ns;	/* the harvest batch of the walks (harvest__batch) */
 	uint64_t walk_skipped;	/* LuaJIT samples not walked: the recorder was behind */
 	uint64_t lj_last_ns;	/* time of the last LuaJIT sample (sets the poll timeout) */
 	uint64_t cpu_loop_ns;	/* the recorder's CPU time in its sampling loop */

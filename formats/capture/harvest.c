@@ -24,6 +24,7 @@ struct hv_ent {
 	uint64_t checked_ns;	/* sample time of the last live validation */
 	uint64_t seen_ns;	/* when that read happened (the recorder's clock) */
 	uint64_t used_ns;	/* sample time of the last walk that read it */
+	uint64_t batch;		/* the batch of its last live validation (harvest__batch) */
 	int reconfirm;		/* an overlapping range was written with other bytes */
 	int hot;		/* in its process's hot list */
 	uint8_t data[];
@@ -45,6 +46,7 @@ struct hv_proc {
 	uint64_t last_walk_ns;	/* sample time of its last walk */
 	uint64_t walk_ns[HARVEST_HOT_WALKS];	/* of its last walks (a ring) */
 	unsigned nwalks;
+	uint64_t pref_batch;	/* the batch its hot ranges were last prefetched in */
 };
 
 struct harvest {
@@ -57,6 +59,7 @@ struct harvest {
 	uint32_t pid;
 	uint64_t time_ns;	/* the sample's time: validations are per sample */
 	uint64_t now_ns;	/* when its live reads happen */
+	uint64_t batch;		/* its batch (harvest__batch), 0: none */
 	const struct memsrc *live;	/* the live process */
 	struct memsrc src;
 	uint8_t *tmp;
@@ -224,6 +227,7 @@ static void update(struct harvest *h, struct hv_proc *p, struct hv_ent *e, const
 {
 	uint64_t t = h->time_ns;
 
+	e->batch = h->batch;
 	if (!memcmp(e->data, now, e->len)) {
 		e->checked_ns = h->time_ns;
 		e->seen_ns = h->now_ns;
@@ -261,7 +265,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	if (p && intmap__get(&p->ents, addr, &v))
 		for (e = (struct hv_ent *)(uintptr_t)v; e && e->len != len; e = e->next)
 			;
-	if (e && e->checked_ns == h->time_ns) {
+	if (e && (e->checked_ns == h->time_ns || (h->batch && e->batch == h->batch))) {
 		note_used(p, e, h->time_ns);
 		memcpy(buf, e->data, len);
 		return 0;
@@ -306,6 +310,7 @@ static int hv_read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len
 	}
 	e->checked_ns = h->time_ns;
 	e->seen_ns = h->now_ns;
+	e->batch = h->batch;
 	write_gen(h, p, e, h->time_ns);
 	note_used(p, e, h->time_ns);
 	return 0;
@@ -347,10 +352,17 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 	h->time_ns = sample_ns;
 	h->now_ns = now_ns > sample_ns ? now_ns : sample_ns;
 	h->live = live;
+	h->batch = 0;
 	h->src.read = hv_read;
 	h->src.ctx = h;
 	h->src.next = NULL;
 	return &h->src;
+}
+
+/* The current sample is one of batch (see harvest.h). */
+void harvest__batch(struct harvest *h, uint64_t batch)
+{
+	h->batch = batch;
 }
 
 /* A prefetched range, read whole (now: its bytes): the ranges of the last
@@ -365,6 +377,7 @@ static void prefetched(struct harvest *h, struct hv_proc *p, struct hv_ent *e, c
 	} else if (!e->reconfirm && !memcmp(e->data, now, e->len)) {
 		e->checked_ns = h->time_ns;
 		e->seen_ns = h->now_ns;
+		e->batch = h->batch;
 	}
 }
 
@@ -378,8 +391,9 @@ void harvest__prefetch(struct harvest *h, harvest_readv_fn *readv, void *ctx)
 	size_t n = 0, i, k, nb, off;
 	uint64_t since;
 
-	if (!p)
-		return;
+	if (!p || (h->batch && p->pref_batch == h->batch))
+		return;		/* read once per batch */
+	p->pref_batch = h->batch;
 	/* Forget what no walk read lately: in the last HARVEST_HOT_NS and the
 	 * last HARVEST_HOT_WALKS walks (a working set of thousands of traces
 	 * sampled in turn would otherwise all be read at every sample). */

@@ -79,6 +79,16 @@ const struct memsrc *harvest__source(struct harvest *h, uint32_t pid, uint64_t s
 				     uint64_t now_ns, const struct memsrc *live);
 
 /*
+ * After harvest__source: the sample is one of a batch (a nonzero id, new for
+ * each batch), samples walked one after the other, every one of them taken
+ * before the batch's first read.  A range read live or prefetched for one
+ * sample of the batch is then valid for the others: it was read after they
+ * were all taken, as their own live read would be.  The hot ranges are
+ * prefetched once per batch.  harvest__source ends the batch (0: none).
+ */
+void harvest__batch(struct harvest *h, uint64_t batch);
+
+/*
  * After harvest__source: read every range the last 8 walks of this process
  * read (those of the last quarter second at most), in a few batched reads
  * (readv), and validate them at
