@@ -245,26 +245,33 @@ int bpfload__del_cfg(struct bpfload *bl, uint32_t pid)
 	return bpf_map_delete_elem(bl->cfg_fd, &pid) && errno != ENOENT ? -errno : 0;
 }
 
-/* Sum the per-CPU counters. */
-int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX])
+/* One counter, summed over the CPUs (one system call). */
+int bpfload__counter(struct bpfload *bl, uint32_t k, uint64_t *out)
 {
 	uint64_t *vals;
-	uint32_t k;
 	int cpu, err = 0;
 
+	*out = 0;
 	vals = calloc(bl->ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (k = 0; k < LJS_ERR__MAX; k++) {
-		out[k] = 0;
-		if (bpf_map_lookup_elem(bl->errs_fd, &k, vals)) {
-			err = -errno;
-			continue;
-		}
-		for (cpu = 0; cpu < bl->ncpus; cpu++)
-			out[k] += vals[cpu];
-	}
+	if (bpf_map_lookup_elem(bl->errs_fd, &k, vals))
+		err = -errno;
+	for (cpu = 0; !err && cpu < bl->ncpus; cpu++)
+		*out += vals[cpu];
 	free(vals);
+	return err;
+}
+
+/* Sum the per-CPU counters. */
+int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX])
+{
+	uint32_t k;
+	int err = 0, e;
+
+	for (k = 0; k < LJS_ERR__MAX; k++)
+		if ((e = bpfload__counter(bl, k, &out[k])) != 0)
+			err = e;
 	return err;
 }
 

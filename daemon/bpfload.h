@@ -48,6 +48,8 @@ int bpfload__del_cfg(struct bpfload *bl, uint32_t pid);
 
 /* Sum of the per-CPU error counters (LJS_ERR__MAX entries). */
 int bpfload__counters(struct bpfload *bl, uint64_t out[LJS_ERR__MAX]);
+/* One of them (slot k: LJS_ERR_SAMPLES...), summed: one system call. */
+int bpfload__counter(struct bpfload *bl, uint32_t k, uint64_t *out);
 
 /* Ring-buffer fd for ring_buffer__new. */
 int bpfload__ringbuf_fd(struct bpfload *bl);

@@ -54,11 +54,9 @@
 /* The BPF program's run time and runs, and the target samples so far; 0 or -1. */
 static int rate_read(struct recorder *rc, uint64_t *run_ns, uint64_t *runs, uint64_t *samples)
 {
-	uint64_t ctr[LJS_ERR__MAX];
-
-	if (bpfload__prog_stats(&rc->bl, run_ns, runs) || bpfload__counters(&rc->bl, ctr))
+	if (bpfload__prog_stats(&rc->bl, run_ns, runs) ||
+	    bpfload__counter(&rc->bl, LJS_ERR_SAMPLES, samples))
 		return -1;
-	*samples = ctr[LJS_ERR_SAMPLES];
 	return 0;
 }
 
