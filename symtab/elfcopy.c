@@ -18,6 +18,7 @@
 
 #include "symtab/elfcopy.h"
 #include "symtab/funcs.h"
+#include "symtab/ljnames.h"
 #include "symtab/vec.h"
 
 /* Offset of sh_type in Elf32_Shdr and Elf64_Shdr alike (after sh_name). */
@@ -276,13 +277,17 @@ void elfcopy__exit(struct elfcopy *c)
 int elfcopy__names(struct elfcopy *c, struct elf_file *ef)
 {
 	struct funcs *f = NULL;
-	int err = funcs__new(ef, &f);
+	int err;
 
-	if (err)
-		return err;
 	free(c->names);
 	c->names = NULL;
 	c->names_len = 0;
+	/* Every recovered name starts from the IR call table: a file without
+	 * one (libc, most files) has none, and its ranges are not built. */
+	if ((err = ljnames__ircall(ef, NULL, NULL, NULL)) != 0)
+		return err == -ENOENT ? 0 : err;
+	if ((err = funcs__new(ef, &f)) != 0)
+		return err;
 	err = funcs__save(f, &c->names, &c->names_len);
 	funcs__delete(f);
 	return err;

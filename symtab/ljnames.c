@@ -285,7 +285,7 @@ int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *na
 	if (version)
 		*version = ljirc_lists[which].version;
 	err = 0;
-	for (i = 0; list[i] && !err; i++) {
+	for (i = 0; cb && list[i] && !err; i++) {
 		const struct ljn_rel *x = ljn_rels__at(&r, base + i * LJN_ENTRY);
 
 		if (x && !x->sym && !ljn__is_libc(list[i]))

@@ -39,7 +39,8 @@ struct elf_file;
 /* Call cb(addr, name, arg) for every LuaJIT function that the IR call table
  * of ef names (addr: link-time address of the function; name: a static
  * string); a non-zero return from cb stops and is returned.  *version (may
- * be NULL) is set to the list that fitted.  Returns 0, -ENOENT when ef has
+ * be NULL) is set to the list that fitted; a NULL cb only finds the table.
+ * Returns 0, -ENOENT when ef has
  * no table that fits exactly one list (or is not x86_64 ELF64), -ENOMEM. */
 int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *name, void *arg),
 		    void *arg, const char **version);

@@ -16,7 +16,7 @@
 #include "formats/capture/snapfile.h"
 #include "symtab/elfcopy.h"
 
-#define EMBED_PACK_LEVEL	9	/* zstd level (docs/capture-format.md, EMBED: sizes) */
+#define EMBED_PACK_LEVEL	3	/* zstd level (docs/capture-format.md, EMBED: sizes) */
 #define EMBED_PACK_RAW_MAX	(1ull << 32)	/* section bytes a record may claim */
 #define EMBED_PACK_RATIO_MAX	64	/* ... and at most this many per compressed byte */
 
