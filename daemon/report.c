@@ -505,6 +505,9 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 				   ps->ksym_missing);
 		ljs_pipe__missing(c->pipe, note_missing, nt);
 	}
+	if (report_reader__refs_lost(r))
+		notes__add(nt, "%" PRIu64 " stack sections were cut: they referred to the bytes of a "
+			   "sample that was lost (corrupt)", report_reader__refs_lost(r));
 	agg__set_walk(c->agg, ljs_pipe__walk_stats(c->pipe));
 	{
 		const struct snapfile_header *h = report_reader__header(r);

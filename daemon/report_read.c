@@ -191,6 +191,12 @@ const struct snapfile_header *report_reader__header(const struct report_reader *
 	return &rr->h;
 }
 
+/* Stack references left unresolved (see report_read.h). */
+uint64_t report_reader__refs_lost(const struct report_reader *rr)
+{
+	return snapfile_reader__stats(rr->r)->refs_lost;
+}
+
 /* Close (see report_read.h). */
 void report_reader__close(struct report_reader *rr)
 {

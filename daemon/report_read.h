@@ -34,6 +34,11 @@ int report_reader__next(struct report_reader *rr, const struct ljs_sample **s, u
 const struct snapfile_header *report_reader__header(const struct report_reader *rr);
 
 /* Stop the thread and close the file. */
+/* Format 3: references to another sample's stack bytes that could not be
+ * resolved (that sample was lost); their sections were cut.  Read it once
+ * report_reader__next has returned 0. */
+uint64_t report_reader__refs_lost(const struct report_reader *rr);
+
 void report_reader__close(struct report_reader *rr);
 
 #endif /* LJSNAP_DAEMON_REPORT_READ_H */

@@ -334,6 +334,10 @@ static void info__print_body(FILE *out, struct info *in, struct snapfile_reader 
 			fprintf(out, "  pid %" PRIu32 " %-16s %" PRIu64 " samples\n", in->pids[i].pid,
 				in->pids[i].comm, in->pids[i].samples);
 		info__print_sections(out, in, st->per_kind[SNAPFILE_REC_SAMPLE]);
+		if (h->major >= 3)	/* docs/capture-format.md, "Stack references" */
+			fprintf(out, "  stack references: %" PRIu64 " resolved, %" PRIu64 " lost%s\n",
+				st->refs, st->refs_lost, st->refs_lost ? " (their sections are cut: "
+				"the sample they refer to is missing)" : "");
 	}
 	fprintf(out, "memory:     %" PRIu64 " ranges, %" PRIu64 " bytes\n",
 		st->per_kind[SNAPFILE_REC_MEMORY], in->mem_bytes);

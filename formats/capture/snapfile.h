@@ -37,7 +37,7 @@
 #define SNAPFILE_MAGIC		"\x89LJS\r\n\x1a\n"
 #define SNAPFILE_MAGIC_LEN	8
 
-#define SNAPFILE_MAJOR		2	/* bumped by a change old readers cannot read */
+#define SNAPFILE_MAJOR		3	/* bumped by a change old readers cannot read */
 #define SNAPFILE_MINOR		0	/* bumped by additions old readers may ignore */
 
 #define SNAPFILE_FRAME_HDR	8	/* u32 length + u32 crc32 (format 1; a format 2 header) */
@@ -214,7 +214,8 @@ struct snapfile_writer *snapfile_writer__open(const char *path, const struct sna
 
 /* How __open_opts writes; 0 in a field means its default. */
 struct snapfile_writer_opts {
-	uint32_t major;			/* 1 (uncompressed, for tests) or 2 (SNAPFILE_MAJOR) */
+	uint32_t major;			/* 1 (uncompressed, for tests), 2 (compressed) or 3
+					 * (SNAPFILE_MAJOR: with stack references) */
 	int level;			/* zstd level (SNAPFILE_ZSTD_LEVEL) */
 	uint32_t chunk_bytes;		/* format 2: chunk size (SNAPFILE_CHUNK_BYTES) */
 };
@@ -268,6 +269,8 @@ struct snapfile_reader_stats {
 	int truncated;			/* the file ends inside a record */
 	int stopped;			/* reading stopped at an implausible frame length */
 	int clean_end;			/* an END record was read */
+	uint64_t refs;			/* format 3: stack references resolved */
+	uint64_t refs_lost;		/* and left unresolved (their sample was lost) */
 };
 
 /* Open a capture file and read its header.  NULL on error with *err set to

@@ -50,6 +50,7 @@ int snapfile_zin__next(struct snapfile_zin *z, const uint8_t **p, uint32_t *len,
 /* FRAME_SKIP with *len records: a chunk of only these kinds passed over. */
 void snapfile_zin__skip(struct snapfile_zin *z, uint32_t mask);
 uint64_t snapfile_zin__offset(const struct snapfile_zin *z);	/* file bytes used */
+uint64_t snapfile_zin__chunk(const struct snapfile_zin *z);	/* file offset of the current chunk */
 uint64_t snapfile_zin__raw_bytes(const struct snapfile_zin *z);	/* the same, uncompressed */
 size_t snapfile_zin__mem(const struct snapfile_zin *z);
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "formats/capture/mpread.h"
+#include "formats/capture/snapfile_dedup.h"
 #include "formats/capture/snapfile_int.h"
 #include "symtab/vec.h"
 
@@ -28,6 +29,8 @@ struct snapfile_reader {
 	uint8_t *buf;			/* payload of the current frame (format 1) */
 	size_t cap;
 	struct snapfile_zin *z;		/* format 2: the chunks after the header */
+	struct snapfile_dedup *dd;	/* format 3: stack references */
+	uint64_t dd_chunk;		/* the chunk dd knows */
 	const uint8_t *cur;		/* the payload of the record last returned */
 	uint32_t curlen;
 	struct snapfile_arena rec;	/* decode memory of the current record */
@@ -334,7 +337,7 @@ static int snapfile_reader__first(struct snapfile_reader *r, char *msg, size_t m
 	if (major >= 2) {
 		r->z = snapfile_zin__new(r->fd, r->rbuf + r->rpos, r->rlen - r->rpos, r->st.offset,
 					 r->err, sizeof(r->err));
-		if (!r->z) {
+		if (!r->z || (major >= 3 && !(r->dd = snapfile_dedup__new()))) {
 			snapfile__msg(msg, msglen, "out of memory opening the capture file");
 			return -ENOMEM;
 		}
@@ -389,6 +392,20 @@ struct snapfile_reader *snapfile_reader__open(const char *path, int *err)
 
 /* -- Records --------------------------------------------------------------------- */
 
+/* Format 3: put back the bytes a sample's REF sections stand for. */
+static void snapfile_reader__refs(struct snapfile_reader *r, struct ljs_sample *s, struct mp_cur *c)
+{
+	uint64_t chunk = snapfile_zin__chunk(r->z);
+
+	if (chunk != r->dd_chunk) {	/* references stay inside a chunk */
+		snapfile_dedup__reset(r->dd);
+		r->dd_chunk = chunk;
+	}
+	if (snapfile_dedup__resolve(r->dd, s))
+		c->err = -ENOMEM;
+	snapfile_dedup__counts(r->dd, &r->st.refs, &r->st.refs_lost);
+}
+
 /* Decode the payload p: 1 = rec filled, 0 = skipped (unknown kind), <0 error. */
 static int snapfile_reader__decode(struct snapfile_reader *r, const uint8_t *p, uint32_t len,
 				   uint64_t off, struct snapfile_rec *rec)
@@ -408,6 +425,8 @@ static int snapfile_reader__decode(struct snapfile_reader *r, const uint8_t *p, 
 			break;
 		case SNAPFILE_REC_SAMPLE:
 			snapfile__decode_sample(&c, n - 1, &rec->sample, &r->regmap);
+			if (!c.err && r->dd)
+				snapfile_reader__refs(r, &rec->sample, &c);
 			break;
 		case SNAPFILE_REC_MEMORY:
 			snapfile__decode_memory(&c, n - 1, &rec->mem);
@@ -589,7 +608,7 @@ const char *snapfile_reader__note(const struct snapfile_reader *r)
 size_t snapfile_reader__mem(const struct snapfile_reader *r)
 {
 	return sizeof(*r) + RBUF_SIZE + r->cap + r->rec.held + r->keep.held +
-	       (r->z ? snapfile_zin__mem(r->z) : 0);
+	       (r->z ? snapfile_zin__mem(r->z) : 0) + (r->dd ? snapfile_dedup__mem(r->dd) : 0);
 }
 
 /* Close and free (NULL is a no-op). */
@@ -598,6 +617,7 @@ void snapfile_reader__close(struct snapfile_reader *r)
 	if (!r)
 		return;
 	snapfile_zin__delete(r->z);
+	snapfile_dedup__delete(r->dd);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->rbuf);

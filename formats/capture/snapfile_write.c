@@ -15,6 +15,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 #include <msgpack/pack.h>
+#include "formats/capture/snapfile_dedup.h"
 #include "formats/capture/snapfile_int.h"
 #include "formats/capture/snapfile_schema.h"
 #include "symtab/vec.h"
@@ -42,6 +43,9 @@ struct snapfile_writer {
 	uint32_t kind;		/* of the record being packed */
 	uint32_t chunk_kinds;	/* kinds in the buffered chunk (bit 1 << kind; bit 0: kinds >= 32) */
 	uint32_t chunk_recs;	/* records in it */
+	struct snapfile_dedup *dd;	/* format 3: stack references */
+	const struct snapfile_ref *refs;	/* of the sample being packed, or NULL */
+	uint32_t ref_seq;	/* the number of the sample they refer to */
 };
 
 /* -- Buffer and framing ------------------------------------------------------ */
@@ -147,6 +151,9 @@ static size_t snapfile_writer__compress(struct snapfile_writer *w)
 	memcpy(w->zbuf, sum, head);
 	w->chunk_kinds = 0;
 	w->chunk_recs = 0;
+	/* A chunk refers to no sample outside it (snapfile_dedup.h). */
+	if (w->dd)
+		snapfile_dedup__reset(w->dd);
 	/* ZSTD_compress2 resets the session, keeping the parameters. */
 	n = ZSTD_compress2(w->cctx, w->zbuf + head, w->zcap - head, w->buf, w->len);
 	if (ZSTD_isError(n)) {
@@ -334,17 +341,45 @@ static void snapfile_writer__strs(struct snapfile_writer *w, const char *const *
 		snapfile_writer__str(w, v[i]);
 }
 
-/* SAMPLE "sections": [[kind, status, addr, want, aux, bytes], ...]. */
+/* SAMPLE "sections": [[kind, status, addr, want, aux, bytes], ...].  In
+ * format 3 a section with a reference (w->refs) keeps the bytes outside the
+ * referenced range, and a REF section follows it (snapfile_dedup.h). */
 static void snapfile_writer__sections(struct snapfile_writer *w, const struct ljs_section *sec,
 				      uint32_t n)
 {
-	uint32_t i;
+	uint32_t i, nrefs = 0;
 
-	msgpack_pack_array(&w->pk, n);
+	for (i = 0; w->refs && i < n; i++)
+		nrefs += w->refs[i].hi > w->refs[i].lo;
+	msgpack_pack_array(&w->pk, n + nrefs);
 	for (i = 0; i < n; i++) {
 		const struct ljs_section *r = &sec[i];
+		const struct snapfile_ref *ref = w->refs ? &w->refs[i] : NULL;
+		size_t pre, len;
 
-		SW_ARRAY(SNAPFILE_SECTION_FIELDS);
+		if (!ref || ref->hi <= ref->lo) {
+			SW_ARRAY(SNAPFILE_SECTION_FIELDS);
+			continue;
+		}
+		pre = ref->lo - r->addr;
+		len = r->len - (ref->hi - ref->lo);
+		msgpack_pack_array(&w->pk, SNAPFILE_NFIELDS(SNAPFILE_SECTION_FIELDS));
+		msgpack_pack_uint16(&w->pk, r->kind);
+		msgpack_pack_uint16(&w->pk, r->status);
+		msgpack_pack_uint64(&w->pk, r->addr);
+		msgpack_pack_uint32(&w->pk, r->want);
+		msgpack_pack_uint32(&w->pk, r->aux);
+		msgpack_pack_bin(&w->pk, len);
+		msgpack_pack_bin_body(&w->pk, r->data, pre);
+		msgpack_pack_bin_body(&w->pk, r->data + (ref->hi - r->addr), len - pre);
+		/* the REF: [kind, status, offset, length, sample number, no bytes] */
+		msgpack_pack_array(&w->pk, SNAPFILE_NFIELDS(SNAPFILE_SECTION_FIELDS));
+		msgpack_pack_uint16(&w->pk, SNAPFILE_SEC_REF);
+		msgpack_pack_uint16(&w->pk, 0);
+		msgpack_pack_uint64(&w->pk, pre);
+		msgpack_pack_uint32(&w->pk, (uint32_t)(ref->hi - ref->lo));
+		msgpack_pack_uint32(&w->pk, w->ref_seq);
+		msgpack_pack_bin(&w->pk, 0);
 	}
 }
 
@@ -426,6 +461,7 @@ int snapfile_writer__process(struct snapfile_writer *w, const struct snapfile_pr
 /* SAMPLE: [3, SNAPFILE_SAMPLE_FIELDS]. */
 int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *r)
 {
+	struct snapfile_ref refs[LJS_SAMPLE_MAX_SECS];
 	uint32_t i;
 	int err;
 
@@ -437,8 +473,19 @@ int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *
 	err = snapfile_writer__begin(w, SNAPFILE_REC_SAMPLE, SNAPFILE_NFIELDS(SNAPFILE_SAMPLE_FIELDS));
 	if (err)
 		return err;
+	/* Format 3: refer to the thread's previous sample, then remember this
+	 * one before __end, which may close the chunk and forget it. */
+	if (w->dd && snapfile_dedup__match(w->dd, r, refs, LJS_SAMPLE_MAX_SECS - r->nsec,
+					   &w->ref_seq))
+		w->refs = refs;
 	SNAPFILE_SAMPLE_FIELDS(SW_POS)
-	return snapfile_writer__end(w);
+	w->refs = NULL;
+	if (w->dd)
+		snapfile_dedup__remember(w->dd, r);	/* -ENOMEM: the next refers to none */
+	err = snapfile_writer__end(w);
+	if (err && w->dd)
+		snapfile_dedup__unwrite(w->dd, r->tid);
+	return err;
 }
 
 /* MEMORY: [4, SNAPFILE_MEMORY_FIELDS]. */
@@ -628,7 +675,7 @@ struct snapfile_writer *snapfile_writer__open_opts(const char *path, const struc
 	w->fd = -1;
 	w->major = o->major ? o->major : SNAPFILE_MAJOR;
 	w->flush_at = SNAPFILE_FLUSH_BYTES;
-	if (w->major != 1 && w->major != 2) {
+	if (w->major < 1 || w->major > 3) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -657,8 +704,10 @@ struct snapfile_writer *snapfile_writer__open_opts(const char *path, const struc
 		rc = snapfile_writer__flush(w);
 	/* Format 2: the magic and the header frame are as in format 1; the
 	 * records after them go into compressed chunks. */
-	if (!rc && w->major == 2) {
+	if (!rc && w->major >= 2) {
 		rc = snapfile_writer__zstd(w, o->level ? o->level : SNAPFILE_ZSTD_LEVEL);
+		if (!rc && w->major >= 3 && !(w->dd = snapfile_dedup__new()))
+			rc = -ENOMEM;
 		w->flush_at = o->chunk_bytes ? o->chunk_bytes : SNAPFILE_CHUNK_BYTES;
 		w->chunk_kinds = 0;	/* the header is not in a chunk */
 		w->chunk_recs = 0;
@@ -671,6 +720,7 @@ out:
 				unlink(path);
 		}
 		ZSTD_freeCCtx(w->cctx);
+		snapfile_dedup__delete(w->dd);
 		free(w->buf);
 		free(w);
 		w = NULL;
@@ -708,6 +758,7 @@ int snapfile_writer__close(struct snapfile_writer *w)
 		w->err = -errno;
 	err = w->err;
 	ZSTD_freeCCtx(w->cctx);
+	snapfile_dedup__delete(w->dd);
 	free(w->zbuf);
 	free(w->buf);
 	free(w);

@@ -100,6 +100,12 @@ uint64_t snapfile_zin__offset(const struct snapfile_zin *z)
 	return z->in_off + z->ipos;
 }
 
+/* The file offset of the chunk the records come from: it changes with each chunk. */
+uint64_t snapfile_zin__chunk(const struct snapfile_zin *z)
+{
+	return z->chunk_off;
+}
+
 /* Uncompressed bytes so far: the stream up to the end of the current chunk. */
 uint64_t snapfile_zin__raw_bytes(const struct snapfile_zin *z)
 {

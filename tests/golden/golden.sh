@@ -7,7 +7,8 @@
 # (tests/golden/make-fixtures.sh), so that moving code between layers is
 # proven to change no behaviour.  The fixtures are format 1 files (kept so
 # forever: docs/capture-format.md, section 4); each is also rewritten as
-# format 2 (tests/golden/rewrite, payloads unchanged) and must report the same.
+# formats 2 and 3 (tests/golden/rewrite; format 3 gets stack references
+# where a thread's stacks repeat) and must report the same.
 #
 # Two ways of finding the recorded files:
 #   --sysroot EMPTY  nothing of this machine's is used: the Lua walk, the
@@ -26,7 +27,7 @@ REWRITE=${REWRITE:-$(dirname "$LJSNAP")/tests/golden/rewrite}
 exp=$here/expect
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/empty" "$tmp/v2/empty"
+mkdir -p "$tmp/empty" "$tmp/v2/empty" "$tmp/v3/empty"
 fmt=
 write=0
 [ "${1:-}" = --write ] && write=1 && mkdir -p "$exp"
@@ -69,11 +70,13 @@ for gz in "$here"/*.ljsnap.gz; do
 	# (not in a subshell: its failures must count)
 	cd "$tmp" && fmt= && outputs "$n" "$n.ljsnap" sysroot-empty --sysroot empty
 	[ $write = 1 ] && continue
-	# The same records in format 2, under the same name.
-	if ! "$REWRITE" "$cap" "$tmp/v2/$n.ljsnap" > /dev/null; then
-		echo "FAIL: $n: rewriting as format 2 failed"; fails=$((fails + 1)); continue
-	fi
-	cd "$tmp/v2" && fmt=" (format 2)" && outputs "$n" "$n.ljsnap" sysroot-empty --sysroot empty
+	# The same records in formats 2 and 3, under the same name.
+	for v in 2 3; do
+		if ! "$REWRITE" --format $v "$cap" "$tmp/v$v/$n.ljsnap" > /dev/null; then
+			echo "FAIL: $n: rewriting as format $v failed"; fails=$((fails + 1)); continue
+		fi
+		cd "$tmp/v$v" && fmt=" (format $v)" && outputs "$n" "$n.ljsnap" sysroot-empty --sysroot empty
+	done
 done
 
 # This machine's files: for the luajit fixtures, when they are the same files.
@@ -86,7 +89,9 @@ if sha256sum --quiet -c "$exp/host-files.sha256" > /dev/null 2>&1; then
 	for n in luajit-joff luajit-jon; do
 		cd "$tmp" && fmt= && outputs "$n" "$n.ljsnap" host
 		[ $write = 1 ] && continue
-		cd "$tmp/v2" && fmt=" (format 2)" && outputs "$n" "$n.ljsnap" host
+		for v in 2 3; do
+			cd "$tmp/v$v" && fmt=" (format $v)" && outputs "$n" "$n.ljsnap" host
+		done
 	done
 else
 	echo "note: this machine's luajit or its libraries are not the files the fixtures were recorded with; compared without them only"

@@ -34,8 +34,12 @@ static int copy_records(struct snapfile_reader *r, struct snapfile_writer *w, ui
 		}
 		if (rec->kind == SNAPFILE_REC_END)
 			continue;
-		p = snapfile_reader__payload(r, &len);
-		err = snapfile_writer__raw(w, p, len);
+		if (rec->kind == SNAPFILE_REC_SAMPLE) {
+			err = snapfile_writer__sample(w, &rec->sample);
+		} else {
+			p = snapfile_reader__payload(r, &len);
+			err = snapfile_writer__raw(w, p, len);
+		}
 		(*n)++;
 	}
 	free(rec);
@@ -61,7 +65,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: rewrite [--format 1|2] [--chunk-bytes N] [--level N] IN OUT\n");
+		fprintf(stderr, "usage: rewrite [--format 1|2|3] [--chunk-bytes N] [--level N] IN OUT\n");
 		return 2;
 	}
 	r = snapfile_reader__open(argv[i], &err);

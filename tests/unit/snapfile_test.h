@@ -82,6 +82,7 @@ void test_embed_fields(void);
 
 /* test_snapfile_v2.c: format 2's compressed chunks. */
 void test_format2(void);
+void test_format3(void);
 
 /* test_snapfile_schema.c: every field of every record kind, and known bytes. */
 void test_known_bytes(void);

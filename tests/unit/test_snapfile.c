@@ -741,6 +741,7 @@ int main(void)
 	test_write_errors();
 	test_info();
 	test_format2();
+	test_format3();
 	cleanup();
 	printf("test_snapfile: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
