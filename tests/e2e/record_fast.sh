@@ -9,7 +9,10 @@
 #     above harvest_live_reads: bpf/ljsnap.bpf.c does not wake the recorder
 #     per sample, formats/capture/harvest.c prefetches);
 #  3. report, from the file alone: >= 95% of the stacks reach _start
-#     natively and hold the Lua chain main chunk -> top -> mid -> leaf.
+#     natively and hold the Lua chain main chunk -> top, and the stacks in
+#     leaf hold main chunk -> top -> mid -> leaf (top's own C calls,
+#     tostring, table.concat and the table stores, take a share that
+#     depends on the machine: 3-7%).
 # Shares and presence only: no timings, no absolute counts.
 . "$(dirname "$0")/lib.sh"
 need_bpf
@@ -38,12 +41,18 @@ assert_ge "${pf:-0}" "${live:-1}" "memory not validated in batches"
 	{ cat "$TMPD/rep.err" >&2; fail "ljsnap report failed"; }
 awk '{ n = $NF; tot += n }
      /^luajit;_start;/ { start += n }
+     /;main [^;]*fixed_work.lua;top / { top += n }
+     /;leaf / { leaf += n }
      /;main [^;]*fixed_work.lua;top [^;]*;mid [^;]*;leaf / { chain += n }
-     END { print "total", tot + 0; print "start", start + 0; print "chain", chain + 0 }' \
+     END { print "total", tot + 0; print "start", start + 0; print "top", top + 0
+	   print "leaf", leaf + 0; print "chain", chain + 0 }' \
 	"$TMPD/fast.folded" > "$TMPD/check"
 sed 's/^/# /' "$TMPD/check"
 total=$(value total "$TMPD/check")
 assert_ge "$total" 1000 "too few stacks in the report"
 assert_ge "$(pct "$(value start "$TMPD/check")" "$total")" 95 "stacks that reach _start < 95%"
-assert_ge "$(pct "$(value chain "$TMPD/check")" "$total")" 95 "main -> top -> mid -> leaf in < 95% of the stacks"
+assert_ge "$(pct "$(value top "$TMPD/check")" "$total")" 95 "main -> top in < 95% of the stacks"
+leaf=$(value leaf "$TMPD/check")
+assert_ge "$leaf" "$(( total / 2 ))" "leaf in less than half of the stacks"
+assert_ge "$(pct "$(value chain "$TMPD/check")" "$leaf")" 99 "main -> top -> mid -> leaf in < 99% of the stacks in leaf"
 exit 0
