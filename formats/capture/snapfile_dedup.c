@@ -12,29 +12,36 @@
 #define DEDUP_BLOCK	256		/* bytes compared at once before word steps */
 #define DEDUP_MAX_LEN	(1u << 20)	/* largest rebuilt section */
 
-/* One remembered section. */
+/*
+ * One stack section of a thread: the one of its last sample (live), and a
+ * window of target memory [base, base + cap) that holds it, so that the
+ * next sample's section is made there by writing only the bytes that
+ * changed (the writer's copy; the reader's rebuilt section).  A reader's
+ * section that came whole points into the chunk instead (data outside img).
+ */
 struct dedup_ent {
 	uint16_t kind;
 	uint32_t aux;
-	uint64_t addr;
+	int live;			/* a section of the thread's last sample */
+	uint64_t addr;			/* that section */
 	uint32_t len;
 	const uint8_t *data;
+	int in_img;			/* data is in the window */
+	uint8_t *img;			/* owned window, kept over samples and chunks */
+	uint64_t base;
+	size_t cap;
 };
 
-/* The last sample of one thread. */
+/* One thread. */
 struct dedup_tid {
 	uint32_t seq;			/* its samples in the chunk so far */
-	uint32_t n;			/* entries; 0 = forgotten */
+	uint32_t n;			/* entries used (live or not) */
 	struct dedup_ent e[DEDUP_SECS];
-	uint8_t *buf[2];		/* owned bytes: the writer's copies, the
-					 * reader's rebuilt sections */
-	size_t cap[2];
-	int cur;			/* buf[cur] holds what e points at */
 };
 
 struct snapfile_dedup {
 	struct intmap bytid;		/* tid + 1 -> index into t */
-	struct dedup_tid *t;		/* kept over resets for their buffers */
+	struct dedup_tid *t;		/* kept over resets for their windows */
 	size_t n, cap;
 	uint64_t resolved, unresolved;
 };
@@ -52,14 +59,13 @@ struct snapfile_dedup *snapfile_dedup__new(void)
 
 void snapfile_dedup__delete(struct snapfile_dedup *d)
 {
-	size_t i;
+	size_t i, k;
 
 	if (!d)
 		return;
-	for (i = 0; i < d->cap; i++) {
-		free(d->t[i].buf[0]);
-		free(d->t[i].buf[1]);
-	}
+	for (i = 0; i < d->cap; i++)
+		for (k = 0; k < DEDUP_SECS; k++)
+			free(d->t[i].e[k].img);
 	free(d->t);
 	intmap__exit(&d->bytid);
 	free(d);
@@ -76,13 +82,14 @@ static struct dedup_tid *dedup__find(const struct snapfile_dedup *d, uint32_t ti
 {
 	uint64_t *v = intmap__find(&d->bytid, (uint64_t)tid + 1);
 
-	return v && d->t[*v].n ? &d->t[*v] : NULL;
+	return v ? &d->t[*v] : NULL;
 }
 
-/* The thread's state, created empty if new; NULL on -ENOMEM. */
+/* The thread's state, created empty if new (its windows kept from an
+ * earlier thread); NULL on -ENOMEM. */
 static struct dedup_tid *dedup__get(struct snapfile_dedup *d, uint32_t tid)
 {
-	size_t old = d->cap;
+	size_t old = d->cap, k;
 	uint64_t *v;
 	int found;
 
@@ -95,21 +102,87 @@ static struct dedup_tid *dedup__get(struct snapfile_dedup *d, uint32_t tid)
 		return NULL;
 	if (!found) {
 		*v = d->n++;
-		d->t[*v].n = 0;
 		d->t[*v].seq = 0;
+		for (k = 0; k < DEDUP_SECS; k++)
+			d->t[*v].e[k].live = 0;
 	}
 	return &d->t[*v];
 }
 
-/* The entry of kind and aux, or NULL. */
-static const struct dedup_ent *dedup__ent(const struct dedup_tid *t, uint16_t kind, uint32_t aux)
+/* The live entry of kind and aux, or NULL. */
+static struct dedup_ent *dedup__ent(struct dedup_tid *t, uint16_t kind, uint32_t aux)
+{
+	uint32_t i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (t->e[i].live && t->e[i].kind == kind && t->e[i].aux == aux)
+			return &t->e[i];
+	return NULL;
+}
+
+/* The entry for kind and aux in a sample being remembered: the one it had
+ * (in `was`, live before this sample), else a free one; NULL if none. */
+static struct dedup_ent *dedup__slot(struct dedup_tid *t, const int *was, uint16_t kind,
+				     uint32_t aux, int *claimed)
 {
 	uint32_t i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->e[i].kind == kind && t->e[i].aux == aux)
-			return &t->e[i];
-	return NULL;
+		if (was[i] && !claimed[i] && t->e[i].kind == kind && t->e[i].aux == aux)
+			goto take;
+	for (i = 0; i < t->n; i++)
+		if (!was[i] && !claimed[i])
+			goto take;
+	if (t->n == DEDUP_SECS)
+		return NULL;
+	i = t->n++;
+	t->e[i].img = NULL;
+	t->e[i].cap = 0;
+take:
+	claimed[i] = 1;
+	t->e[i].kind = kind;
+	t->e[i].aux = aux;
+	return &t->e[i];
+}
+
+/*
+ * Make e's window hold [lo, hi), keeping the bytes of e's section when it
+ * is in the window (keep).  Returns 0 or -ENOMEM.
+ */
+static int ent__window(struct dedup_ent *e, uint64_t lo, uint64_t hi, int keep)
+{
+	uint64_t nlo = lo, nhi = hi, margin;
+	uint8_t *b;
+
+	keep = keep && e->in_img;
+	if (e->img && lo >= e->base && hi <= e->base + e->cap)
+		return 0;
+	if (keep) {
+		nlo = e->addr < nlo ? e->addr : nlo;
+		nhi = e->addr + e->len > nhi ? e->addr + e->len : nhi;
+	}
+	/* room on both sides: stacks grow and shrink at one end */
+	margin = (nhi - nlo) / 4 + 512;
+	nlo = nlo > margin ? nlo - margin : 0;
+	nhi += margin;
+	if (!(b = malloc(nhi - nlo)))
+		return -ENOMEM;
+	if (keep)
+		memcpy(b + (e->addr - nlo), e->data, e->len);
+	free(e->img);
+	e->img = b;
+	e->base = nlo;
+	e->cap = nhi - nlo;
+	if (keep)
+		e->data = b + (e->addr - nlo);
+	return 0;
+}
+
+/* memcpy that takes (NULL, 0). */
+static void copy(uint8_t *to, const uint8_t *from, size_t n)
+{
+	if (n)
+		memcpy(to, from, n);
 }
 
 /* -- Writer ---------------------------------------------------------------- */
@@ -168,7 +241,7 @@ static struct snapfile_ref dedup__run(const struct ljs_section *sec, const struc
 uint32_t snapfile_dedup__match(struct snapfile_dedup *d, const struct ljs_sample *s,
 			       struct snapfile_ref *ref, uint32_t room, uint32_t *prev_seq)
 {
-	const struct dedup_tid *t = dedup__find(d, s->tid);
+	struct dedup_tid *t = dedup__find(d, s->tid);
 	uint32_t i, n = 0;
 
 	for (i = 0; i < s->nsec; i++) {
@@ -188,56 +261,71 @@ uint32_t snapfile_dedup__match(struct snapfile_dedup *d, const struct ljs_sample
 
 void snapfile_dedup__unwrite(struct snapfile_dedup *d, uint32_t tid)
 {
-	uint64_t *v = intmap__find(&d->bytid, (uint64_t)tid + 1);
+	struct dedup_tid *t = dedup__find(d, tid);
+	uint32_t i;
 
-	if (v) {
-		d->t[*v].n = 0;
-		d->t[*v].seq--;
-	}
+	if (!t)
+		return;
+	for (i = 0; i < t->n; i++)
+		t->e[i].live = 0;
+	t->seq--;
 }
 
-int snapfile_dedup__remember(struct snapfile_dedup *d, const struct ljs_sample *s)
+/* Forget the thread's sections, noting in was[] which were live. */
+static void tid__start(struct dedup_tid *t, int *was, int *claimed)
+{
+	uint32_t i;
+
+	for (i = 0; i < DEDUP_SECS; i++) {
+		was[i] = i < t->n && t->e[i].live;
+		claimed[i] = 0;
+		t->e[i].live = 0;
+	}
+	t->seq++;
+}
+
+int snapfile_dedup__remember(struct snapfile_dedup *d, const struct ljs_sample *s,
+			     const struct snapfile_ref *ref)
 {
 	struct dedup_tid *t = dedup__get(d, s->tid);
-	size_t need = 0, off = 0;
+	int was[DEDUP_SECS], claimed[DEDUP_SECS], err = 0;
 	uint32_t i;
 
 	if (!t)
 		return -ENOMEM;
-	t->n = 0;
-	t->seq++;
-	for (i = 0; i < s->nsec; i++)
-		if (dedup__kind(s->sec[i].kind) && s->sec[i].data)
-			need += s->sec[i].len;
-	if (vec__grow(&t->buf[0], &t->cap[0], 1, need ? need : 1))
-		return -ENOMEM;
-	t->cur = 0;
-	for (i = 0; i < s->nsec && t->n < DEDUP_SECS; i++) {
+	tid__start(t, was, claimed);
+	for (i = 0; i < s->nsec; i++) {
 		const struct ljs_section *sec = &s->sec[i];
-		struct dedup_ent *e = &t->e[t->n];
+		uint64_t lo = sec->addr, hi = sec->addr + sec->len;
+		struct dedup_ent *e;
+		int run;
 
-		if (!dedup__kind(sec->kind) || !sec->data)
+		if (!dedup__kind(sec->kind) || !sec->data ||
+		    !(e = dedup__slot(t, was, sec->kind, sec->aux, claimed)))
 			continue;
-		memcpy(t->buf[0] + off, sec->data, sec->len);
-		e->kind = sec->kind;
-		e->aux = sec->aux;
-		e->addr = sec->addr;
+		/* a run the match found is in e's window already */
+		run = ref && ref[i].hi > ref[i].lo && e->in_img;
+		if (ent__window(e, lo, hi, run)) {
+			err = -ENOMEM;
+			continue;
+		}
+		if (run) {
+			copy(e->img + (lo - e->base), sec->data, ref[i].lo - lo);
+			copy(e->img + (ref[i].hi - e->base), sec->data + (ref[i].hi - lo),
+			     hi - ref[i].hi);
+		} else {
+			copy(e->img + (lo - e->base), sec->data, sec->len);
+		}
+		e->addr = lo;
 		e->len = sec->len;
-		e->data = t->buf[0] + off;
-		off += sec->len;
-		t->n++;
+		e->data = e->img + (lo - e->base);
+		e->in_img = 1;
+		e->live = 1;
 	}
-	return 0;
+	return err;
 }
 
 /* -- Reader ---------------------------------------------------------------- */
-
-/* memcpy that takes (NULL, 0). */
-static void copy(uint8_t *to, const uint8_t *from, size_t n)
-{
-	if (n)
-		memcpy(to, from, n);
-}
 
 /* Is r, the REF section after c, one that can be applied to c?  Its addr
  * is the offset of the range in c, its want the range's length. */
@@ -247,49 +335,61 @@ static int ref__valid(const struct ljs_section *c, const struct ljs_section *r)
 	       (uint64_t)c->len + r->want <= DEDUP_MAX_LEN;
 }
 
+/*
+ * Rebuild section c from its bytes and the run [lo, lo + want) of e, the
+ * thread's previous section of its kind, in e's window: when e is there
+ * already, only c's own bytes are written.  0 or -ENOMEM.
+ */
+static int ent__rebuild(struct dedup_ent *e, struct ljs_section *c, uint64_t lo, uint32_t want)
+{
+	uint64_t pl = lo - c->addr, full = (uint64_t)c->len + want;
+	const uint8_t *run;
+
+	if (!e->in_img) {	/* e is in the chunk: its run is copied once */
+		run = e->data + (lo - e->addr);
+		if (ent__window(e, c->addr, c->addr + full, 0))
+			return -ENOMEM;
+		memcpy(e->img + (lo - e->base), run, want);
+	} else if (ent__window(e, c->addr, c->addr + full, 1)) {
+		return -ENOMEM;
+	}
+	copy(e->img + (c->addr - e->base), c->data, pl);
+	copy(e->img + (lo + want - e->base), c->data + pl, c->len - pl);
+	c->data = e->img + (c->addr - e->base);
+	c->len = (uint32_t)full;
+	return 0;
+}
+
 int snapfile_dedup__resolve(struct snapfile_dedup *d, struct ljs_sample *s)
 {
-	const struct dedup_tid *prev;
-	struct dedup_tid *t;
-	size_t need = 0, off = 0;
-	uint32_t i, j;
-	uint8_t *out;
-	int nb;
+	struct dedup_tid *t = dedup__get(d, s->tid);
+	int was[DEDUP_SECS], claimed[DEDUP_SECS], rebuilt[LJS_SAMPLE_MAX_SECS], ok;
+	uint32_t i, j, seq;
 
-	for (i = 0; i + 1 < s->nsec; i++)
-		if (s->sec[i + 1].kind == SNAPFILE_SEC_REF && ref__valid(&s->sec[i], &s->sec[i + 1]))
-			need += (size_t)s->sec[i].len + s->sec[i + 1].want;
-	if (!(t = dedup__get(d, s->tid)))
+	if (!t)
 		return -ENOMEM;
-	prev = t->n ? t : NULL;
-	nb = prev ? !prev->cur : 0;
-	if (vec__grow(&t->buf[nb], &t->cap[nb], 1, need ? need : 1))
-		return -ENOMEM;
-	out = t->buf[nb];
+	seq = t->seq;
 	for (i = j = 0; i < s->nsec; i++) {
 		struct ljs_section *c = &s->sec[i], *r = i + 1 < s->nsec ? &s->sec[i + 1] : NULL;
-		const struct dedup_ent *e;
-		uint64_t pl;
+		struct dedup_ent *e;
 
 		if (c->kind == SNAPFILE_SEC_REF) {	/* one that follows no section */
 			d->unresolved++;
 			continue;
 		}
+		rebuilt[j] = 0;
 		if (r && r->kind == SNAPFILE_SEC_REF && ref__valid(c, r)) {
 			uint64_t lo = c->addr + r->addr;
 
-			pl = r->addr;
-			e = prev && prev->seq == r->aux ? dedup__ent(prev, c->kind, c->aux) : NULL;
-			if (e && lo >= e->addr && lo + r->want <= e->addr + e->len) {
-				copy(out + off, c->data, pl);
-				copy(out + off + pl, e->data + (lo - e->addr), r->want);
-				copy(out + off + pl + r->want, c->data + pl, c->len - pl);
-				c->data = out + off;
-				c->len += r->want;
-				off += c->len;
+			e = seq == r->aux ? dedup__ent(t, c->kind, c->aux) : NULL;
+			ok = e && lo >= e->addr && lo + r->want <= e->addr + e->len;
+			if (ok && ent__rebuild(e, c, lo, r->want))
+				return -ENOMEM;
+			if (ok) {
 				d->resolved++;
+				rebuilt[j] = 1;
 			} else {
-				c->len = (uint32_t)pl;
+				c->len = (uint32_t)r->addr;
 				c->status = LJS_ST_FAULT;
 				d->unresolved++;
 			}
@@ -298,22 +398,22 @@ int snapfile_dedup__resolve(struct snapfile_dedup *d, struct ljs_sample *s)
 		s->sec[j++] = *c;
 	}
 	s->nsec = j;
-	/* Remember where this sample's stack sections are now. */
-	t->n = 0;
-	for (i = 0; i < s->nsec && t->n < DEDUP_SECS; i++) {
+	/* Remember this sample's stack sections: rebuilt in their windows, or
+	 * in the chunk. */
+	tid__start(t, was, claimed);
+	for (i = 0; i < s->nsec; i++) {
 		const struct ljs_section *sec = &s->sec[i];
+		struct dedup_ent *e;
 
-		if (!dedup__kind(sec->kind) || !sec->data)
+		if (!dedup__kind(sec->kind) || !sec->data ||
+		    !(e = dedup__slot(t, was, sec->kind, sec->aux, claimed)))
 			continue;
-		t->e[t->n].kind = sec->kind;
-		t->e[t->n].aux = sec->aux;
-		t->e[t->n].addr = sec->addr;
-		t->e[t->n].len = sec->len;
-		t->e[t->n].data = sec->data;
-		t->n++;
+		e->addr = sec->addr;
+		e->len = sec->len;
+		e->data = sec->data;
+		e->in_img = rebuilt[i];	/* by ent__rebuild, in e's window */
+		e->live = 1;
 	}
-	t->seq++;
-	t->cur = nb;
 	return 0;
 }
 
@@ -326,9 +426,11 @@ void snapfile_dedup__counts(const struct snapfile_dedup *d, uint64_t *resolved,
 
 size_t snapfile_dedup__mem(const struct snapfile_dedup *d)
 {
-	size_t i, n = sizeof(*d) + d->cap * sizeof(*d->t) + d->bytid.cap * sizeof(struct intmap_slot);
+	size_t i, k, n = sizeof(*d) + d->cap * sizeof(*d->t) +
+			 d->bytid.cap * sizeof(struct intmap_slot);
 
 	for (i = 0; i < d->cap; i++)
-		n += d->t[i].cap[0] + d->t[i].cap[1];
+		for (k = 0; k < DEDUP_SECS; k++)
+			n += d->t[i].e[k].cap;
 	return n;
 }

@@ -49,17 +49,21 @@ void snapfile_dedup__reset(struct snapfile_dedup *d);
 uint32_t snapfile_dedup__match(struct snapfile_dedup *d, const struct ljs_sample *s,
 			       struct snapfile_ref *ref, uint32_t room, uint32_t *prev_seq);
 
-/* Writer: s is written: count it, and remember copies of its stack
- * sections for the thread's next sample.  0 or -ENOMEM (then the next
- * sample refers to none). */
-int snapfile_dedup__remember(struct snapfile_dedup *d, const struct ljs_sample *s);
+/* Writer: s is written with the references ref (as __match gave them, or
+ * NULL): count it, and remember copies of its stack sections for the
+ * thread's next sample (only the bytes outside a reference are copied).
+ * 0 or -ENOMEM (then the next sample refers to none). */
+int snapfile_dedup__remember(struct snapfile_dedup *d, const struct ljs_sample *s,
+			     const struct snapfile_ref *ref);
 
 /* Writer: the thread's last sample (remembered) was not written after all. */
 void snapfile_dedup__unwrite(struct snapfile_dedup *d, uint32_t tid);
 
 /* Reader: rebuild the sections of s that a REF section follows, drop the
- * REF sections, and remember s's stack sections (which must stay where they
- * are until the chunk ends: rebuilt bytes are kept here).  A reference that
+ * REF sections, and remember s's stack sections (those that came whole must
+ * stay where they are until the chunk ends; rebuilt ones are kept here, in
+ * a window per section that the next rebuild changes in place: valid until
+ * the next call for the thread).  A reference that
  * cannot be resolved (its sample was lost) leaves the section's bytes
  * before the range, with status LJS_ST_FAULT.  0 or -ENOMEM. */
 int snapfile_dedup__resolve(struct snapfile_dedup *d, struct ljs_sample *s);

@@ -479,9 +479,9 @@ int snapfile_writer__sample(struct snapfile_writer *w, const struct ljs_sample *
 					   &w->ref_seq))
 		w->refs = refs;
 	SNAPFILE_SAMPLE_FIELDS(SW_POS)
+	if (w->dd)	/* -ENOMEM: the next sample refers to none */
+		snapfile_dedup__remember(w->dd, r, w->refs);
 	w->refs = NULL;
-	if (w->dd)
-		snapfile_dedup__remember(w->dd, r);	/* -ENOMEM: the next refers to none */
 	err = snapfile_writer__end(w);
 	if (err && w->dd)
 		snapfile_dedup__unwrite(w->dd, r->tid);
