@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ljwalk.c -- the offline LuaJIT frame walk: choose the running thread, the
- * top frame's BASE and PC from the sample, then follow the frame links of
- * every thread down to the bottom of the main thread's stack.
+ * top frame's BASE and PC from the sample (ljwalk_base.c), then follow the
+ * frame links of every thread down to the bottom of the main thread's stack.
  *
  * Facts used (LuaJIT's lj_frame.h for frame links and types, lj_debug.c
  * debug_framepc, lj_obj.h for g->vmstate, vm_x64.dasc for the cframe and
@@ -22,18 +22,6 @@
 
 #define STACKSIZE_MAX	(1u << 17)	/* slots; LuaJIT stops at ~65500 + extra */
 #define CF_SKIP_MAX	256		/* cframes skipped in one step */
-
-/* Class of a vmstate value. */
-enum vmclass { VC_INTERP, VC_C, VC_GC, VC_EXIT, VC_COMPILER, VC_TRACE, VC_UNKNOWN };
-
-/* One thread's walk context. */
-struct thr {
-	uint64_t L, stack, end, bot, cf;
-	int first;		/* no frame emitted for this thread yet */
-	uint32_t entry_flags;	/* flags for the first frame (COROUTINE_BOUNDARY) */
-	uint64_t nres_cf;	/* cf__skip read SAVE_NRES of this C frame (0: none): */
-	int32_t nres;		/* this (the walk's memory does not change) */
-};
 
 /* -- Result -------------------------------------------------------------- */
 
@@ -171,69 +159,6 @@ static enum ljw_reason thr__init(struct ljw *w, struct thr *t, uint64_t L, uint6
 
 /* -- Frames ---------------------------------------------------------------- */
 
-/* Is a frame address inside the thread's stack, above the bottom slot? */
-static int thr__frame_ok(const struct thr *t, const struct ljd *d, uint64_t f)
-{
-	return !(f & 7) && f > t->bot && f < t->end && f >= t->stack + d->hdr_bytes - 8;
-}
-
-/* Is the link of frame f sane (one step, without emitting anything)? */
-static int link__sane(struct ljw *w, const struct thr *t, uint64_t f, int64_t ftsz)
-{
-	uint64_t pc, nf;
-	uint32_t ins, op;
-
-	if ((ftsz & 3) == LJD_FRAME_LUA) {
-		pc = ljd__ftsz_pc(&w->d, ftsz);
-		if (pc < 4 || memsrc__u32(w->d.ms, pc - 4, &ins))
-			return 0;
-		op = ljd_bc_op(ins);
-		if (op != LJW_BC_CALL && op != LJW_BC_CALLM && op != LJW_BC_ITERC &&
-		    op != LJW_BC_ITERN)
-			return 0;
-		nf = f - 8 * (1 + w->d.fr2 + (uint64_t)ljd_bc_a(ins));
-	} else {
-		int64_t sized = ftsz & ~(int64_t)7;
-
-		if (sized <= 0 || (uint64_t)sized > f)
-			return 0;
-		nf = f - (uint64_t)sized;
-	}
-	return nf == t->bot || (nf > t->bot && nf < f && !(nf & 7));
-}
-
-/* Check a BASE candidate: a function below it and a sane link. */
-static int base__check(struct ljw *w, const struct thr *t, uint64_t base)
-{
-	struct ljd_frame fr;
-	uint8_t gct, ffid;
-	uint64_t f = base - 8, fpc, cfn;
-
-	if (base < 8 || !thr__frame_ok(t, &w->d, f) || base > t->end)
-		return 0;
-	if (ljd__frame(&w->d, f, &fr) || ljw__fn_read(w, fr.fn, &gct, &ffid, &fpc, &cfn) ||
-	    gct != LJD_GCT_FUNC)
-		return 0;
-	return link__sane(w, t, f, fr.ftsz);
-}
-
-/* Bytecode position of pc in the Lua function at base, or -1. */
-static int32_t base__pos(struct ljw *w, uint64_t base, uint64_t pc)
-{
-	const struct lj_layout *lay = w->d.lay;
-	struct ljd_frame fr;
-	struct ljw_proto *p;
-	uint64_t fpc, cfn;
-	uint8_t gct, ffid;
-
-	if (!pc || ljd__frame(&w->d, base - 8, &fr) ||
-	    ljw__fn_read(w, fr.fn, &gct, &ffid, &fpc, &cfn) || gct != LJD_GCT_FUNC || ffid != 0 ||
-	    fpc < lay->pt_size)
-		return -1;
-	p = ljw__proto(w, fpc - lay->pt_size);
-	return p ? ljw__proto_pos(w, p, pc) : -1;
-}
-
 /* Link flags of a frame's own ftsz. */
 static uint32_t link__flags(struct ljw *w, uint64_t f, int64_t ftsz)
 {
@@ -304,7 +229,7 @@ static int step__read(struct ljw *w, struct ljw_stack *out, struct thr *t, uint6
 {
 	uint32_t max = w->o->max_frames;
 
-	if (!thr__frame_ok(t, &w->d, f)) {
+	if (!ljw__frame_ok(t, &w->d, f)) {
 		frame__unknown(w, out, LJW_R_BAD_LINK, t->L, f);
 		return 0;
 	}
@@ -505,67 +430,6 @@ static enum ljw_reason g__read(struct ljw *w, int32_t *vmstate, uint64_t *L, uin
 	return LJW_R_NONE;
 }
 
-/* Choose the top BASE/PC for the running thread per vmstate and RIP. */
-static int top__choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t Lbase,
-		       enum vmclass vc, uint64_t jit_base, uint64_t *base, uint64_t *pc)
-{
-	const struct ljs_regs *r = &w->s->regs;
-	const struct ljw_opts *o = w->o;
-	uint64_t savepc = 0, cand, cpc;
-	int in_vm = o->vm_lo && r->ip >= o->vm_lo && r->ip < o->vm_hi;
-
-	if (t->cf && ljd__cf_pc(&w->d, t->cf, &savepc))
-		savepc = 0;
-	*pc = 0;
-	if (vc == VC_TRACE && jit_base) {
-		if (!base__check(w, t, jit_base))
-			return -1;
-		*base = jit_base;
-		out->base_src = LJW_SRC_JIT_BASE;
-		return 0;
-	}
-	if (vc == VC_INTERP && in_vm) {
-		cand = ljd__reg(&w->d, r->dx);
-		cpc = ljd__reg(&w->d, r->bx);
-		if (base__check(w, t, cand)) {
-			*base = cand;
-			out->base_src = LJW_SRC_REGS;
-			if (base__pos(w, cand, cpc) >= 0) {
-				*pc = cpc;
-				out->pc_src = LJW_SRC_REGS;
-			}
-			return 0;
-		}
-	}
-	if (vc == VC_INTERP && !in_vm && o->vm_regs) {
-		/* rbp == L: the VM synced L->base ("sync"); else rbp is BASE ("leaf"). */
-		cand = ljd__reg(&w->d, o->vm_regs->bp);
-		cpc = ljd__reg(&w->d, o->vm_regs->bx);
-		if (cand != t->L && base__check(w, t, cand) && base__pos(w, cand, cpc) >= 0) {
-			*base = cand;
-			*pc = cpc;
-			out->base_src = out->pc_src = LJW_SRC_VM_REGS;
-			return 0;
-		}
-		if (base__check(w, t, Lbase) && base__pos(w, Lbase, cpc) >= 0) {
-			*base = Lbase;
-			*pc = cpc;
-			out->base_src = LJW_SRC_L_BASE;
-			out->pc_src = LJW_SRC_VM_REGS;
-			return 0;
-		}
-	}
-	if (!base__check(w, t, Lbase))
-		return -1;
-	*base = Lbase;
-	out->base_src = LJW_SRC_L_BASE;
-	if (savepc && savepc != t->L && base__pos(w, Lbase, savepc) >= 0) {
-		*pc = savepc;
-		out->pc_src = LJW_SRC_SAVE_PC;
-	}
-	return 0;
-}
-
 /* Walk the thread that was running, then its resumers. */
 static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum vmclass vc,
 			  int32_t vmstate, uint64_t jit_base)
@@ -603,7 +467,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 	case VC_UNKNOWN: frame__unknown(w, out, LJW_R_BAD_VMSTATE, L, 0); break;
 	default: break;
 	}
-	if (top__choose(w, out, &t, Lbase, vc, jit_base, &base, &pc)) {
+	if (ljw__top_choose(w, out, &t, Lbase, vc, jit_base, &base, &pc)) {
 		struct ljd_frame fr;
 		uint64_t cand = vc == VC_TRACE && jit_base ? jit_base : Lbase;
 
@@ -622,7 +486,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		for (i = 0; i < w->nframes; i++)	/* the pseudo frames above */
 			w->frames[i].cframe = t.cf;
 		if (!pc && t.cf && ljd__cf_pc(&w->d, t.cf, &savepc) == 0 && savepc != t.L &&
-		    base__pos(w, base, savepc) >= 0) {
+		    ljw__base_pos(w, base, savepc) >= 0) {
 			pc = savepc;
 			out->pc_src = LJW_SRC_SAVE_PC;
 		}
@@ -662,7 +526,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 			if (seen[i] == L)
 				break;
 		err = i < nseen ? LJW_R_BAD_RESUMER : thr__init(w, &t, L, &Lbase);
-		if (err == LJW_R_NONE && !base__check(w, &t, Lbase))
+		if (err == LJW_R_NONE && !ljw__base_check(w, &t, Lbase))
 			err = LJW_R_NO_BASE;
 		if (err != LJW_R_NONE) {
 			frame__unknown(w, out, err == LJW_R_NO_BASE ? err : LJW_R_BAD_RESUMER, L, 0);
@@ -673,7 +537,7 @@ static void walk__threads(struct ljw *w, struct ljw_stack *out, uint64_t L, enum
 		base = Lbase;
 		pc = 0;
 		if (t.cf && ljd__cf_pc(&w->d, t.cf, &pc) == 0 &&
-		    (pc == t.L || base__pos(w, base, pc) < 0))
+		    (pc == t.L || ljw__base_pos(w, base, pc) < 0))
 			pc = 0;
 		top_flags = 0;
 		top_fn = 0;

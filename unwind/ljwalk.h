@@ -95,6 +95,8 @@ enum ljw_src {
 	LJW_SRC_SAVE_PC,	/* SAVE_PC of L->cframe */
 	LJW_SRC_TRACE_START,	/* GCtrace startpc */
 	LJW_SRC_SNAPSHOT,	/* the trace snapshot covering the sampled machine code */
+	LJW_SRC_RETURN,		/* the caller of the frame at rdx, at PC = rbx: a
+				 * return or a call in progress (ret__caller) */
 	LJW__SRC_MAX
 };
 

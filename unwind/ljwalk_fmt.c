@@ -178,6 +178,7 @@ const char *ljw_src__name(enum ljw_src s)
 		[LJW_SRC_SAVE_PC] = "save_pc",
 		[LJW_SRC_TRACE_START] = "trace_start",
 		[LJW_SRC_SNAPSHOT] = "snapshot",
+		[LJW_SRC_RETURN] = "return",
 	};
 
 	if ((unsigned)s >= LJW__SRC_MAX || !names[s])

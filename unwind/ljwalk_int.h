@@ -167,6 +167,31 @@ void ljw__arena_reset(struct ljw *w);
 void *ljw__alloc(struct ljw *w, size_t size);
 const char *ljw__strndup(struct ljw *w, const char *s, size_t n);
 
+/* -- The top frame (ljwalk_base.c) -- */
+
+/* Class of a vmstate value. */
+enum vmclass { VC_INTERP, VC_C, VC_GC, VC_EXIT, VC_COMPILER, VC_TRACE, VC_UNKNOWN };
+
+/* One thread's walk context. */
+struct thr {
+	uint64_t L, stack, end, bot, cf;
+	int first;		/* no frame emitted for this thread yet */
+	uint32_t entry_flags;	/* flags for the first frame (COROUTINE_BOUNDARY) */
+	uint64_t nres_cf;	/* cf__skip read SAVE_NRES of this C frame (0: none): */
+	int32_t nres;		/* this (the walk's memory does not change) */
+};
+
+/* Is a frame address inside the thread's stack, above the bottom slot? */
+int ljw__frame_ok(const struct thr *t, const struct ljd *d, uint64_t f);
+/* Check a BASE candidate: a function below it and a sane link. */
+int ljw__base_check(struct ljw *w, const struct thr *t, uint64_t base);
+/* Bytecode position of pc in the Lua function at base, or -1. */
+int32_t ljw__base_pos(struct ljw *w, uint64_t base, uint64_t pc);
+/* Choose the top BASE/PC for the running thread per vmstate and RIP: 0, or
+ * -1 when no candidate checks out. */
+int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_t Lbase,
+		    enum vmclass vc, uint64_t jit_base, uint64_t *base, uint64_t *pc);
+
 /* -- Prototypes (ljwalk_proto.c) -- */
 void ljw__protos_reset(struct ljw *w);
 /* The prototype at pt (cached per walk); NULL only when out of memory. */
