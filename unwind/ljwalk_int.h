@@ -4,11 +4,13 @@
  * loop; ljwalk_proto.c: prototypes, lines, strings, result arena;
  * ljwalk_name.c: name inference; ljwalk_def.c: names by definition;
  * ljwalk_trace.c: JIT traces; ljwalk_cframe.c: C frames of the VM
- * entries; ljwalk_fmt.c: traceback formatting).  Not a public interface.
+ * entries; ljwalk_base.c: BASE checks and the top frame's BASE and PC;
+ * ljwalk_fmt.c: traceback formatting).  Not a public interface.
  *
  * The files depend one way: ljwalk.c calls the others, ljwalk_trace.c
  * calls ljwalk_proto.c and ljwalk_name.c, ljwalk_def.c and ljwalk_name.c
- * call ljwalk_proto.c, ljwalk_def.c calls ljwalk_name.c.  Only ljwalk.c appends to the result (ljw__frame_push);
+ * call ljwalk_proto.c, ljwalk_def.c calls ljwalk_name.c, ljwalk_base.c
+ * calls ljwalk_proto.c.  Only ljwalk.c appends to the result (ljw__frame_push);
  * ljwalk_trace.c hands its frames back instead.
  */
 #ifndef LJSNAP_LJWALK_INT_H
