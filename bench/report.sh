@@ -10,7 +10,9 @@
 #        LJSNAP_BASELINE=/path/to/an/older/ljsnap sudo bench/report.sh ...
 #                  also times that build on the same capture, 3 runs each,
 #                  alternating, and prints the ratio of the medians and whether
-#                  the two folded outputs are identical
+#                  the two folded outputs are identical (a baseline that cannot
+#                  read the capture's format reads it rewritten as an older
+#                  one: tests/golden/rewrite, built by `make check`)
 #        LJSNAP_REPORT_OPTS="--threads 1" sudo bench/report.sh ...
 #                  extra options for this build's report commands (the
 #                  single-thread figure: --threads 1)
@@ -110,10 +112,21 @@ grep '^ljsnap report: note: native stacks' "$tmp/err" 2>/dev/null || true
 # An older build on the same capture, side by side (LJSNAP_BASELINE).
 if [ -n "${LJSNAP_BASELINE:-}" ]; then
 	[ -x "$LJSNAP_BASELINE" ] || { echo "LJSNAP_BASELINE=$LJSNAP_BASELINE is not executable"; exit 1; }
+	# A baseline older than the capture's format reads the same records
+	# written in the newest format it knows (tests/golden/rewrite).
+	old_cap=$tmp/lj.ljsnap
+	if ! "$LJSNAP_BASELINE" info "$old_cap" > /dev/null 2>&1; then
+		rw=$(dirname "$LJSNAP")/tests/golden/rewrite
+		for v in 2 1; do
+			[ -x "$rw" ] && "$rw" --format $v "$tmp/lj.ljsnap" "$tmp/old.ljsnap" > /dev/null 2>&1 &&
+				"$LJSNAP_BASELINE" info "$tmp/old.ljsnap" > /dev/null 2>&1 &&
+				{ old_cap=$tmp/old.ljsnap; echo "baseline: reads the capture rewritten as format $v"; break; }
+		done
+	fi
 	: > "$tmp/new.t"; : > "$tmp/old.t"
 	for _ in 1 2 3; do
 		timed "$tmp/new.folded" "$LJSNAP" report -f folded "${ropts[@]}" "$tmp/lj.ljsnap" >> "$tmp/new.t"
-		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "${bopts[@]}" "$tmp/lj.ljsnap" \
+		timed "$tmp/old.folded" "$LJSNAP_BASELINE" report -f folded "${bopts[@]}" "$old_cap" \
 			>> "$tmp/old.t"
 	done
 	med() { sort -n -k"$2" "$1" | awk -v k="$2" 'NR == 2 { print $k }'; }
