@@ -237,7 +237,12 @@ int snapfile_writer__stats(struct snapfile_writer *w, const struct snapfile_stat
 
 /* Append a record's payload as it is ([kind, ...] in msgpack, as
  * snapfile_reader__payload returns it): for copying a capture into another
- * format.  -EINVAL for an empty payload, a HEADER or an END. */
+ * format.  -EINVAL for an empty payload, a HEADER or an END.  In format 3
+ * a SAMPLE copied this way is not counted by the stack references
+ * (snapfile_dedup.h): do not mix it with __sample samples of the same
+ * thread in one chunk (their references would not resolve: counted, cut),
+ * and a copied sample's own references resolve only where its chunk still
+ * holds the sample they refer to; write samples with __sample instead. */
 int snapfile_writer__raw(struct snapfile_writer *w, const void *payload, size_t len);
 
 /* Write the buffered records to the file (no fsync).  0 or negative errno. */
