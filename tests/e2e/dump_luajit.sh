@@ -34,6 +34,9 @@ grep -qx 'ljsnap dump: no process 4194303' "$TMPD/e1" || { cat "$TMPD/e1" >&2; f
 sleep 20 &
 S=$!
 PIDS_TO_KILL="$PIDS_TO_KILL $S"
+# until the forked shell has exec'd sleep (at most 2 s): its name is in the message
+i=0
+while [ "$(cat "/proc/$S/comm" 2>/dev/null)" != sleep ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
 "$LJSNAP" dump "$S" > /dev/null 2> "$TMPD/e2" && fail "a pid without LuaJIT did not fail"
 grep -q "^ljsnap dump: pid $S (sleep): no LuaJIT in it" "$TMPD/e2" || { cat "$TMPD/e2" >&2; fail "no LuaJIT: wrong message"; }
 if command -v setpriv >/dev/null 2>&1; then
