@@ -74,7 +74,7 @@ for prog in $progs; do
 		"$LJSNAP" report -f folded -o "$d/mixed.folded" "$d/cap.ljsnap" 2> /dev/null
 		# shellcheck disable=SC2046
 		set -- $(awk -v entry=_start -f "$here/../tests/e2e/stitch_order.awk" \
-			"$d/native.folded" "$d/mixed.folded")
+			"$d/native.folded" "$d/mixed.folded" "$d/lua.folded")
 		echo "== $prog, JIT $mode =="
 		python3 "$here/accuracy.py" "$prog (JIT $mode)" "$d/gt.folded" "$d/lua.folded" \
 			"$d/native.folded" "$d/perf.txt" "$(cat "$d/gt.folded.pid")" "$2" "$4" | tee "$d/table.txt" | grep -v '^SUMMARY'

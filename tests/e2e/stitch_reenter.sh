@@ -52,14 +52,14 @@ for case in load:-joff jit:-jon ffi:-jon gc:-jon; do
 	grep -q '^ROUNDS ' "$TMPD/$mode.out" || { cat "$TMPD/$mode.err" >&2; fail "$mode: the script did not finish"; }
 	pid=$("$LJSNAP" info "$cap" | awk '/^  pid [0-9]+ \(ppid/ && / luajit / { print $2; exit }')
 	[ -n "$pid" ] || fail "$mode: no luajit process in the capture"
-	for view in mixed native; do
-		opt=; [ $view = native ] && opt=--native-only
+	for view in mixed native lua; do
+		opt=; [ $view = native ] && opt=--native-only; [ $view = lua ] && opt=--lua-only
 		# Lua names as LuaJIT gives them (the call site), as the script prints them
 		# shellcheck disable=SC2086
 		"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt "$cap" > "$TMPD/$mode.$view" 2> "$TMPD/$mode.$view.err" ||
 			{ cat "$TMPD/$mode.$view.err" >&2; fail "$mode: ljsnap report $opt failed"; }
 	done
-	set -- $(awk -v entry=_start -f "$ORDER" "$TMPD/$mode.native" "$TMPD/$mode.mixed")
+	set -- $(awk -v entry=_start -f "$ORDER" "$TMPD/$mode.native" "$TMPD/$mode.mixed" "$TMPD/$mode.lua")
 	total=$2; bad=$4
 	[ "$total" -ge 200 ] || fail "$mode: only $total samples unwound to _start"
 	note "$mode: $bad of $total samples misordered ($(pct "$bad" "$total")%)"
