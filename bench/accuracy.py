@@ -8,7 +8,9 @@ usage: accuracy.py NAME GT LUA_ONLY NATIVE_ONLY PERF_SCRIPT PID SAMPLES MISORDER
 GT: the in-process jit.profile collector's stacks (bench/accuracy/jitprof.lua),
     root first, frames SOURCE:LINEDEFINED.
 LUA_ONLY, NATIVE_ONLY: `ljsnap report -f folded` with --lua-only and
-    --native-only.
+    --native-only.  The samples in the collector's own functions (its
+    callback, which jit.profile runs from a hook) are left out of ljsnap's
+    Lua shares: the ground truth cannot see them.
 SAMPLES, MISORDERED: what tests/e2e/stitch_order.awk counts on the mixed and
     --native-only views (samples unwound to _start, and those of them whose
     native frames sit around other VM activations than in --native-only).
@@ -25,6 +27,7 @@ from collections import Counter
 LUA_FRAME = re.compile(r'(?:^|[ <])([^\s<]+):(\d+)>?(?:_\[[ij]\])?$')
 MAIN_CHUNK = re.compile(r'^main (\S+?)(?:_\[[ij]\])?$')
 HEX = re.compile(r'^(\S+)\+0x[0-9a-f]+$')
+COLLECTOR = re.compile(r'/accuracy/jitprof\.lua:[1-9]')
 
 
 def folded(path, comm=None):
@@ -141,6 +144,10 @@ def main():
     gt = folded(gt_p)
     lua = folded(lua_p, comm)
     gself, gincl, gt_total = shares(gt, lambda fr: fr)
+    # The collector's own functions (its jit.profile callback, run from a
+    # hook with no caller below it, 2-5% of the samples): what ljsnap sees
+    # of the measurement itself, never in the ground truth.
+    lua = [(fr, n) for fr, n in lua if not any(COLLECTOR.search(x) for x in fr)]
     lself, lincl, l_total = shares(lua, lua_key)
     print('%s: samples with Lua frames: %d of the ground truth (jit.profile), %d of ljsnap' %
           (name, gt_total, l_total))
