@@ -286,7 +286,8 @@ static void info__print_header(FILE *out, const char *path, const struct snapfil
 	fprintf(out, "\n");
 }
 
-/* Bytes per sample by section kind (before compression). */
+/* Bytes per sample by section kind, as captured (format 3's references
+ * resolved). */
 static void info__print_sections(FILE *out, const struct info *in, uint64_t nsamples)
 {
 	static const char *const names[LJS_SEC__MAX] = {
@@ -295,15 +296,17 @@ static void info__print_sections(FILE *out, const struct info *in, uint64_t nsam
 		[LJS_SEC_LSTACK] = "Lua stack", [LJS_SEC_TRACE] = "trace",
 		[LJS_SEC_RES_L] = "resumer lua_State", [LJS_SEC_RES_LSTACK] = "resumer Lua stack",
 	};
-	int k;
+	int k, first = 1;
 
 	if (!nsamples)
 		return;
-	fprintf(out, "  sections, bytes per sample before compression:");
+	fprintf(out, "  sections, bytes captured per sample:");
 	for (k = 1; k < LJS_SEC__MAX; k++)
-		if (in->sec_n[k])
-			fprintf(out, "%s %s %.0f", k > 1 ? "," : "", names[k] ? names[k] : "?",
+		if (in->sec_n[k]) {
+			fprintf(out, "%s %s %.0f", first ? "" : ",", names[k] ? names[k] : "?",
 				(double)in->sec_bytes[k] / (double)nsamples);
+			first = 0;
+		}
 	fputc('\n', out);
 }
 
