@@ -28,6 +28,7 @@ LUA_FRAME = re.compile(r'(?:^|[ <])([^\s<]+):(\d+)>?(?:_\[[ij]\])?$')
 MAIN_CHUNK = re.compile(r'^main (\S+?)(?:_\[[ij]\])?$')
 HEX = re.compile(r'^(\S+)\+0x[0-9a-f]+$')
 COLLECTOR = re.compile(r'/accuracy/jitprof\.lua:[1-9]')
+STRING_CHUNK = re.compile(r'\[string "(.*)"\]:(\d+)>?(?:_\[[ij]\])?$')
 
 
 def folded(path, comm=None):
@@ -49,6 +50,9 @@ def folded(path, comm=None):
 
 def lua_key(frame):
     """SOURCE:LINEDEFINED of an ljsnap Lua frame, or None."""
+    m = STRING_CHUNK.search(frame)	# a load()ed chunk: its source is the name
+    if m:
+        return '%s:%s' % (m.group(1), m.group(2))
     m = LUA_FRAME.search(frame)
     if m:
         return '%s:%s' % (m.group(1), m.group(2))
