@@ -242,6 +242,85 @@ static void test_v3_lost(const struct v3 *v)
 	free(rec);
 }
 
+/*
+ * REF sections that make no sense, written as they are (the writer packs a
+ * section of kind SNAPFILE_SEC_REF like any other): one before any section,
+ * one after another, an offset past the section, a huge length, a sample
+ * number that is not the thread's previous one, and a range its previous
+ * section does not hold.  Every sample comes back, no section longer than
+ * it was written plus nothing from elsewhere, each bad REF counted.
+ */
+static void test_v3_garbage(void)
+{
+	struct snapfile_writer_opts o = { .major = 3 };
+	struct snapfile_rec *rec = malloc(sizeof(*rec));
+	struct snapfile_reader *r;
+	struct snapfile_writer *w;
+	struct ljs_sample s[7];
+	uint8_t bytes[600];
+	int err, i, n = 0, rc, longer = 0;
+	uint64_t lost;
+
+	for (i = 0; i < (int)sizeof(bytes); i++)
+		bytes[i] = (uint8_t)(i * 7);
+	memset(s, 0, sizeof(s));
+	for (i = 0; i < 7; i++) {
+		s[i].time_ns = 1000 + (uint64_t)i;
+		s[i].pid = 7;
+		s[i].tid = 70 + (uint32_t)i;
+		strcpy(s[i].comm, "garbage");
+		s[i].sec[0] = (struct ljs_section){ .kind = LJS_SEC_USTACK, .len = 512, .want = 512,
+			.addr = 0x7000, .data = bytes };
+		s[i].sec[1] = (struct ljs_section){ .kind = SNAPFILE_SEC_REF, .addr = 16, .want = 64 };
+		s[i].nsec = 2;
+	}
+	/* 0: a REF first */
+	s[0].sec[0] = s[0].sec[1];
+	s[0].sec[1] = (struct ljs_section){ .kind = LJS_SEC_G, .len = 64, .want = 64, .addr = 0x100,
+		.data = bytes };
+	/* 1: a REF after a REF */
+	s[1].sec[2] = s[1].sec[1];
+	s[1].nsec = 3;
+	/* 2: an offset past the section; 3: a huge length */
+	s[2].sec[1].addr = 100000;
+	s[3].sec[1].want = 0xffffffffu;
+	/* 4: a sample number of no sample; 5 and 6: one thread, whose second
+	 * sample refers to a range the first one does not hold */
+	s[4].sec[1].aux = 12345;
+	s[5].nsec = 1;
+	s[6].tid = s[5].tid;
+	s[6].sec[1].aux = 1;
+	s[6].sec[1].addr = 500;
+	s[6].sec[1].want = 4096;
+	w = snapfile_writer__open_opts(tpath("v3junk.ljsnap"), NULL, &o, &err);
+	CHECK(w != NULL && rec != NULL);
+	for (i = 0; w && i < 7; i++)
+		CHECK(snapfile_writer__sample(w, &s[i]) == 0);
+	CHECK(w && snapfile_writer__close(w) == 0);
+	r = snapfile_reader__open(tpath("v3junk.ljsnap"), &err);
+	CHECK(r != NULL);
+	while (r && rec && (rc = snapfile_reader__next(r, rec)) > 0) {
+		uint32_t k;
+
+		if (rec->kind != SNAPFILE_REC_SAMPLE)
+			continue;
+		n++;
+		for (k = 0; k < rec->sample.nsec; k++) {
+			const struct ljs_section *c = &rec->sample.sec[k];
+
+			CHECK(c->kind != SNAPFILE_SEC_REF);
+			longer += c->len > 512 || (c->len && memcmp(c->data, bytes, c->len));
+		}
+	}
+	lost = r ? snapfile_reader__stats(r)->refs_lost : 0;
+	CHECK(n == 7);
+	CHECK(longer == 0);
+	/* 0: 1; 1: 1 (and its first REF: 1); 2..4: 1 each; 6: 1 */
+	CHECKF(lost == 7, "lost %llu", (unsigned long long)lost);
+	snapfile_reader__close(r);
+	free(rec);
+}
+
 /* Format 3 tests. */
 void test_format3(void)
 {
@@ -254,6 +333,7 @@ void test_format3(void)
 	test_v3_roundtrip(v);
 	test_v3_cuts(v);
 	test_v3_lost(v);
+	test_v3_garbage();
 	v3_free(v);
 	free(v);
 }
