@@ -20,8 +20,9 @@ RW=$top_builddir/tests/golden/rewrite
 [ -x "$RW" ] || fail "tests/golden/rewrite not built"
 "$LJSNAP" record -q -F 499 -o "$TMPD/orig.ljsnap" -- luajit "$top_srcdir/tests/lua/example.lua" \
 	> /dev/null 2> "$TMPD/rec.err" || { cat "$TMPD/rec.err" >&2; fail "ljsnap record failed"; }
-"$LJSNAP" report -f folded -o "$TMPD/orig.folded" "$TMPD/orig.ljsnap" 2> /dev/null ||
-	fail "the unmutated capture does not report"
+"$LJSNAP" report -f folded -o "$TMPD/orig.folded" "$TMPD/orig.ljsnap" 2> "$TMPD/orig.err" ||
+	{ rc=$?; tail -5 "$TMPD/orig.err" >&2; cp "$TMPD/orig.ljsnap" /tmp/ljsnap-fuzz-orig.ljsnap 2>/dev/null
+	  fail "the unmutated capture does not report (exit $rc; kept as /tmp/ljsnap-fuzz-orig.ljsnap)"; }
 "$RW" --format 1 "$TMPD/orig.ljsnap" "$TMPD/orig1.ljsnap" > /dev/null || fail "rewrite as format 1 failed"
 runs=0
 for seed in 1 2 3 4 5 6 7 8; do
