@@ -126,10 +126,8 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 	struct procmap_desc *merged = NULL;
 	size_t nmerged = 0;
 	struct rdesc *d;
-	struct lj_layout layout;
-	uint64_t vm_lo = 0, vm_hi = 0;
 	char *build = NULL;
-	int err, keep_lj;
+	int err;
 
 	if (!p)
 		return -ENOMEM;
@@ -145,9 +143,14 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 			goto nomem;
 	}
 	d = p->nd ? &p->d[p->nd - 1] : NULL;
-	if (d && d->image == sp->image && !sp->nmaps && d->proc.pm) {
-		/* A look that found the process gone (no mappings) adds nothing
-		 * to what its image was described with. */
+	if (d && d->image == sp->image && d->proc.pm &&
+	    (!sp->nmaps || (d->proc.has_luajit && !sp->has_luajit))) {
+		/* A look that found the process gone (no mappings), or no LuaJIT
+		 * in an image that had it (an nginx worker shutting down after a
+		 * reload: its VM closed, libluajit and more unmapped), adds
+		 * nothing to what its image was described with.  The last
+		 * description serves all of the image's samples, and an image's
+		 * LuaJIT does not change without an exec. */
 		free(build);
 		return 0;
 	}
@@ -158,20 +161,6 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 		memset(d, 0, sizeof(*d));
 		d->image = sp->image;
 		d->offset = offset;
-	}
-	/* A later look at the same image that found no LuaJIT (an nginx worker
-	 * shutting down, its VM closed and unmapped in part) takes nothing
-	 * away from the samples taken before: an image's LuaJIT build does not
-	 * change without an exec.  The last description serves the image's
-	 * every sample, so it keeps what the earlier ones found. */
-	keep_lj = d->proc.has_luajit && !sp->has_luajit;
-	if (keep_lj) {
-		free(build);
-		build = d->build;
-		d->build = NULL;
-		layout = d->proc.layout;
-		vm_lo = d->proc.vm_lo;
-		vm_hi = d->proc.vm_hi;
 	}
 	if (merge_xanon(d, sp, &merged, &nmerged) != 0)
 		goto nomem;
@@ -185,10 +174,10 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 	memcpy(d->comm, sp->comm, sizeof(d->comm));
 	d->comm[sizeof(d->comm) - 1] = '\0';
 	d->proc = lp;
-	d->proc.has_luajit = keep_lj || sp->has_luajit;
-	d->proc.layout = keep_lj ? layout : sp->layout;
-	d->proc.vm_lo = keep_lj ? vm_lo : sp->vm_lo;
-	d->proc.vm_hi = keep_lj ? vm_hi : sp->vm_hi;
+	d->proc.has_luajit = sp->has_luajit;
+	d->proc.layout = sp->layout;
+	d->proc.vm_lo = sp->vm_lo;
+	d->proc.vm_hi = sp->vm_hi;
 	return 0;
 nomem:
 	free(build);
