@@ -46,6 +46,8 @@ struct snapfile_writer {
 	struct snapfile_dedup *dd;	/* format 3: stack references */
 	const struct snapfile_ref *refs;	/* of the sample being packed, or NULL */
 	uint32_t ref_seq;	/* the number of the sample they refer to */
+	uint8_t *lit;		/* a referring section's own bytes, made contiguous */
+	size_t litcap;
 };
 
 /* -- Buffer and framing ------------------------------------------------------ */
@@ -355,31 +357,32 @@ static void snapfile_writer__sections(struct snapfile_writer *w, const struct lj
 	for (i = 0; i < n; i++) {
 		const struct ljs_section *r = &sec[i];
 		const struct snapfile_ref *ref = w->refs ? &w->refs[i] : NULL;
+		struct ljs_section lit, rs;
 		size_t pre, len;
 
 		if (!ref || ref->hi <= ref->lo) {
 			SW_ARRAY(SNAPFILE_SECTION_FIELDS);
 			continue;
 		}
+		/* The section with its own bytes only, then the REF: [kind,
+		 * status, offset, length, sample number, no bytes]. */
 		pre = ref->lo - r->addr;
 		len = r->len - (ref->hi - ref->lo);
-		msgpack_pack_array(&w->pk, SNAPFILE_NFIELDS(SNAPFILE_SECTION_FIELDS));
-		msgpack_pack_uint16(&w->pk, r->kind);
-		msgpack_pack_uint16(&w->pk, r->status);
-		msgpack_pack_uint64(&w->pk, r->addr);
-		msgpack_pack_uint32(&w->pk, r->want);
-		msgpack_pack_uint32(&w->pk, r->aux);
-		msgpack_pack_bin(&w->pk, len);
-		msgpack_pack_bin_body(&w->pk, r->data, pre);
-		msgpack_pack_bin_body(&w->pk, r->data + (ref->hi - r->addr), len - pre);
-		/* the REF: [kind, status, offset, length, sample number, no bytes] */
-		msgpack_pack_array(&w->pk, SNAPFILE_NFIELDS(SNAPFILE_SECTION_FIELDS));
-		msgpack_pack_uint16(&w->pk, SNAPFILE_SEC_REF);
-		msgpack_pack_uint16(&w->pk, 0);
-		msgpack_pack_uint64(&w->pk, pre);
-		msgpack_pack_uint32(&w->pk, (uint32_t)(ref->hi - ref->lo));
-		msgpack_pack_uint32(&w->pk, w->ref_seq);
-		msgpack_pack_bin(&w->pk, 0);
+		if (vec__grow(&w->lit, &w->litcap, 1, len ? len : 1)) {
+			w->oom = 1;
+			return;
+		}
+		memcpy(w->lit, r->data, pre);
+		memcpy(w->lit + pre, r->data + (ref->hi - r->addr), len - pre);
+		lit = *r;
+		lit.data = w->lit;
+		lit.len = (uint32_t)len;
+		rs = (struct ljs_section){ .kind = SNAPFILE_SEC_REF, .addr = pre,
+					   .want = (uint32_t)(ref->hi - ref->lo), .aux = w->ref_seq };
+		r = &lit;
+		SW_ARRAY(SNAPFILE_SECTION_FIELDS);
+		r = &rs;
+		SW_ARRAY(SNAPFILE_SECTION_FIELDS);
 	}
 }
 
@@ -760,6 +763,7 @@ int snapfile_writer__close(struct snapfile_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	snapfile_dedup__delete(w->dd);
 	free(w->zbuf);
+	free(w->lit);
 	free(w->buf);
 	free(w);
 	return err;
