@@ -12,6 +12,7 @@
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
 #include "symtab/funcs.h"
+#include "symtab/ljcallgraph.h"
 #include "symtab/ljnames.h"
 #include "symtab/vec.h"
 
@@ -23,6 +24,7 @@ struct funcs {
 	size_t n, cap;
 	const char *lj_version;
 	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
+	size_t lj_cgnames;	/* ranges named from the call graph */
 	char *saved;		/* funcs__new_saved: the names' bytes, owned */
 };
 
@@ -172,6 +174,93 @@ out:
 	return err;
 }
 
+/* Add to *e the direct calls and jumps of range i (code c) to the first
+ * address of another range (not the VM's): call rel32, jmp rel32 and
+ * jcc rel32, each target once.  A byte that only looks like an opcode
+ * would have to land exactly on a function's first address. */
+static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *c, size_t len,
+			   uint32_t **e, size_t *ne, size_t *cap)
+{
+	size_t j, k, first = *ne;
+
+	for (j = 0; j + 5 <= len; j++) {
+		struct func_range *r;
+		size_t op = c[j] == 0xe8 || c[j] == 0xe9 ? 1 :
+			    c[j] == 0x0f && j + 6 <= len && (c[j + 1] & 0xf0) == 0x80 ? 2 : 0;
+		int32_t rel;
+		uint64_t t;
+
+		if (!op)
+			continue;
+		memcpy(&rel, c + j + op, 4);	/* little-endian host (x86_64) */
+		t = f->v[i].lo + j + op + 4 + (uint64_t)(int64_t)rel;
+		if (!(r = funcs__starting(f, t)) || (size_t)(r - f->v) == i ||
+		    (size_t)(r - f->v) == vm)
+			continue;
+		for (k = first; k < *ne && (*e)[2 * k + 1] != (uint32_t)(r - f->v); k++)
+			;
+		if (k < *ne)
+			continue;
+		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0)
+			return -ENOMEM;
+		(*e)[2 * *ne] = (uint32_t)i;
+		(*e)[2 * *ne + 1] = (uint32_t)(r - f->v);
+		(*ne)++;
+	}
+	return 0;
+}
+
+/* Names from the calls between ranges (ljnames__callgraph), once the IR
+ * call table said which LuaJIT source this is. */
+static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct ehframe *eh)
+{
+	const char **names = NULL;
+	uint32_t *e = NULL;
+	uint8_t *code = NULL;
+	size_t i, ne = 0, cap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
+	struct ehf_lj_vm lv;
+	struct func_range *r;
+	int err = 0;
+
+	if (!f->lj_version || f->n > UINT32_MAX)
+		goto out;
+	if (ehframe__find_lj_vm(eh, &lv) == 0 && (r = funcs__starting(f, lv.lo)) != NULL)
+		vm = (size_t)(r - f->v);
+	for (i = 0; i < f->n && !err; i++) {
+		size_t len = f->v[i].hi - f->v[i].lo;
+
+		if (i == vm || len > (16u << 20))
+			continue;
+		if ((err = VEC_GROW(code, &ccap, len)) != 0)
+			goto out;
+		if (elf_file__read(ef, f->v[i].lo, code, len) == 0)
+			err = funcs__calls_of(f, i, vm, code, len, &e, &ne, &cap);
+	}
+	if (err)
+		goto out;
+	if (!(names = malloc(f->n * sizeof(*names)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < f->n; i++)
+		names[i] = f->v[i].name;
+	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, ne, &named);
+	if (err == -ENOENT || err == -EINVAL)
+		err = 0;	/* no graph for it, or it does not fit: nothing named */
+	for (i = 0; !err && named && i < f->n; i++) {
+		if (f->v[i].how != FUNC_UNNAMED || !names[i])
+			continue;
+		f->v[i].name = names[i];
+		f->v[i].how = FUNC_LUAJIT;
+		f->lj_cgnames++;
+	}
+out:
+	free(names);
+	free(code);
+	free(e);
+	return err;
+}
+
 /* The ranges of an ELF file, named by its symbols. */
 static int funcs__ranges(struct elf_file *ef, struct funcs **out, struct ehframe *eh)
 {
@@ -225,6 +314,8 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 		err = 0;
 	if (!err && (*out)->n)
 		err = funcs__name_vm(*out, ef, &eh);
+	if (!err && (*out)->n)
+		err = funcs__name_calls(*out, ef, &eh);
 	if (err) {
 		funcs__delete(*out);
 		*out = NULL;
@@ -407,6 +498,12 @@ const struct func_range *funcs__all(const struct funcs *f, size_t *n)
 const char *funcs__lj_version(const struct funcs *f)
 {
 	return f->lj_version;
+}
+
+/* Ranges named from the call graph (0 for a copy's saved names). */
+size_t funcs__lj_cgnames(const struct funcs *f)
+{
+	return f->lj_cgnames;
 }
 
 /* Interpreter call targets named from ljvmcall_names.h's list. */

@@ -11,13 +11,15 @@
  *   2. a LuaJIT function named by the IR call table (symtab/ljnames.h),
  *      when the table points exactly at the range's start, or one the
  *      interpreter calls, when its calls fit the list of the source the
- *      IR call table names (ljnames__vmcalls) (FUNC_LUAJIT);
+ *      IR call table names (ljnames__vmcalls), or one the calls between
+ *      ranges pin to a single function of that source's call graph
+ *      (symtab/ljcallgraph.h) (FUNC_LUAJIT);
  *   3. none (FUNC_UNNAMED): the caller shows it as module+0xSTART.
  * The symbolizer (symbolize.h) asks for a range only where no symbol covers
  * the address itself.
  *
  * Step 2 reads bytes that a capture's copy of the file (elfcopy.h) does not
- * hold: .rela.dyn, the IR call table's data, the interpreter's code.  So the
+ * hold: .rela.dyn, the IR call table's data, the machine code.  So the
  * recorder saves what it found (funcs__save) with the copy, and the ranges
  * of a copy are named by those saved names (funcs__new_saved), never by the
  * recovery run again.  Saved names, little-endian:
@@ -82,6 +84,10 @@ const char *funcs__lj_version(const struct funcs *f);
 /* The interpreter's call targets when they fitted that version's list
  * (ljnames__vmcalls), else 0. */
 size_t funcs__lj_vmcalls(const struct funcs *f);
+
+/* Ranges named by the calls between them (ljcallgraph.h), when the file was
+ * read; 0 for a copy named by its saved names. */
+size_t funcs__lj_cgnames(const struct funcs *f);
 
 const char *func_how__name(enum func_how how);
 

@@ -20,8 +20,9 @@
 #                  the frame's address (a name per address, not per function)
 #   unnamed_pct P  share of samples whose leaf is an unnamed luajit frame
 #   leaf F S U     for the top 5 leaf functions of luajit in F.folded: the
-#                  leaf share in S.folded (by name, or by the luajit+0xSTART
-#                  of that function) S, and in F.folded U
+#                  leaf share in S.folded (by name, the name without gcc's
+#                  clone suffix, or the luajit+0xSTART of that function) S,
+#                  and in F.folded U
 import gzip, re, subprocess, sys
 
 def run(*cmd):
@@ -123,6 +124,13 @@ def leaves(folded):
             tot += int(n)
     return tot, lv
 
+def same_function(name, sym):
+    """name is sym, or sym is name with gcc's clone suffixes (hashkey.isra.0,
+    lua_settop.part.0: a copy or a piece of that function)."""
+    return sym == name or re.fullmatch(re.escape(name) +
+                                       r"(\.(isra|constprop|part|cold)(\.[0-9]+)?)+", sym)
+
+
 def main():
     stripped, full, spb, sfold, ffold = sys.argv[1:6]
     segs, syms, fd = loads(stripped), symbols(full), fdes(stripped)
@@ -141,7 +149,7 @@ def main():
             continue
         named += 1
         s = covering(syms, a)
-        if s is None or s[2] != name.split("+")[0]:
+        if s is None or not same_function(name.split("+")[0], s[2]):
             wrong += 1
             print("# wrong: %s at 0x%x, unstripped: %s" % (name, a, s[2] if s else "(none)"))
     print("wrong %d\nnamed %d\nunnamed %d\nnotstart %d" % (wrong, named, unnamed, notstart))
@@ -156,7 +164,8 @@ def main():
         for o, va, sz in segs:
             if va <= byname[k] < va + sz:
                 alias = "luajit+0x%x" % (byname[k] - va + o)
-        s = slv.get(k, 0) + slv.get(alias, 0)
+        s = slv.get(alias, 0) + sum(n for name, n in slv.items() if same_function(name, k))
         print("leaf %s %.1f %.1f" % (k, 100.0 * s / max(stot, 1), 100.0 * flv[k] / max(ftot, 1)))
 
-main()
+if __name__ == "__main__":
+    main()

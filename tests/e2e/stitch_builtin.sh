@@ -8,7 +8,8 @@
 # Ground truth: gdb stopped in getenv, which cb calls once through
 # os.getenv; the native frames below getenv's caller are the stack cb runs
 # on, named like ljsnap names them (symbol, else luajit+0xSTART, START the
-# first address of the FDE that holds pc - 1).
+# first address of the FDE that holds pc - 1; the names ljsnap recovers for
+# such functions are put back to that form first: stitch_lib.sh unrecover).
 # Which of them are VM frames: the .eh_frame FDE (readelf) that covers the
 # frame lua_pcall calls (lj_vm_pcall) covers the interpreter; the test
 # asserts the structure: lua_cpcall -> VM -> C (pmain, docall) -> lua_pcall
@@ -38,6 +39,7 @@ need_bpf
 need_prog luajit luajit
 need_prog gdb gdb
 need_prog readelf binutils
+need_prog python3 python3
 SCRIPT=$top_srcdir/tests/lua/stitch_builtin.lua
 SECS=${STITCH_SECONDS:-3}
 LUAJIT=$(readlink -f "$(command -v luajit)")
@@ -146,9 +148,12 @@ for mode in joff jon; do
 		esac
 		# Lua names as LuaJIT gives them (the call site), as the script prints them
 		# shellcheck disable=SC2086
-		"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt "$cap" 2> "$TMPD/$case.$view.rerr" |
-			sed 's/^luajit;luajit+0x[0-9a-f]*;/luajit;C:pmain;/' > "$TMPD/$case.$view.folded" ||
+		"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt -o "$TMPD/$case.$view.raw" \
+			"$cap" 2> "$TMPD/$case.$view.rerr" ||
 			{ cat "$TMPD/$case.$view.rerr" >&2; fail "$case: ljsnap report $opt failed"; }
+		unrecover "$LUAJIT" "$cap" "$pid" "$TMPD/$case.$view.raw"
+		sed 's/^luajit;luajit+0x[0-9a-f]*;/luajit;C:pmain;/' "$TMPD/$case.$view.raw" \
+			> "$TMPD/$case.$view.folded"
 		[ -s "$TMPD/$case.$view.folded" ] || { cat "$TMPD/$case.$view.rerr" >&2; fail "$case: empty report $opt"; }
 		tally "$case" "$view" "$TMPD/$case.$view.folded"
 		check "$case" "$view"

@@ -16,7 +16,9 @@
 #     branch (spin_inner, lhost_ffi_spin, lua_call from c_call_back and from
 #     table.sort), every frame named like ljsnap names it: its symbol, or
 #     FILE+0xSTART (START: the FDE that holds pc - 1 - load address for
-#     return addresses) in the stripped libluajit; after lua_call, gdb steps into the VM and reads the
+#     return addresses) in the stripped libluajit (ljsnap's recovered names
+#     for such functions are put back to that form: stitch_lib.sh
+#     unrecover); after lua_call, gdb steps into the VM and reads the
 #     return address on top of the stack: when it is lua_call's caller,
 #     lua_call tail-jumped to the VM (Debian's build does), so no lua_call frame
 #     exists while callback_lua runs, and none is expected;
@@ -54,6 +56,7 @@
 need_bpf
 need_prog gdb gdb
 need_prog objdump binutils
+need_prog python3 python3
 SCRIPT=$top_srcdir/tests/lua/stitch_host.lua
 SECS=${STITCH_SECONDS:-3}
 gdb_helper
@@ -189,6 +192,8 @@ expect() {
 for build in fp nofp; do
 	BIN=$top_builddir/tests/native/lhost_$build
 	[ -x "$BIN" ] || fail "$BIN not built (libluajit-5.1-dev missing?)"
+	LIBLJ=$(readlink -f "$(ldd "$BIN" | awk '/libluajit/ { print $3; exit }')")
+	[ -f "$LIBLJ" ] || fail "$BIN: no libluajit in ldd's list"
 	frame_pointers "$BIN" "$([ $build = fp ] && echo 1 || echo 0)"
 	ground_truth "$BIN"
 	for mode in joff jon; do
@@ -213,6 +218,7 @@ for build in fp nofp; do
 			"$LJSNAP" report -f folded --callsite-names --pid "$pid" $opt -o "$TMPD/$case.$view.folded" "$cap" \
 				2> "$TMPD/$case.$view.rerr" ||
 				{ cat "$TMPD/$case.$view.rerr" >&2; fail "$case: ljsnap report $opt failed"; }
+			unrecover "$LIBLJ" "$cap" "$pid" "$TMPD/$case.$view.folded"
 			tally "$case" "$view" "$TMPD/$case.$view.folded"
 			check "$case" "$view"
 		done

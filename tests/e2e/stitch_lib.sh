@@ -88,6 +88,18 @@ def lh_trace_ra(tag):
 EOF
 }
 
+# unrecover FILE CAP PID FOLDED: FILE's frames in FOLDED that ljsnap named
+# without a symbol of FILE's (a stripped LuaJIT's recovered names,
+# symtab/funcs.h) back to FILE+0xSTART, as the gdb helper names them
+# (tests/e2e/names_unrecover.py; the names are checked by names_stripped.sh).
+unrecover() {
+	"$LJSNAP" report -f pprof --pid "$3" -o "$TMPD/unrecover.pb.gz" "$2" 2> /dev/null ||
+		fail "ljsnap report -f pprof of $2 failed"
+	python3 "$top_srcdir/tests/e2e/names_unrecover.py" "$1" "$TMPD/unrecover.pb.gz" \
+		< "$4" > "$4.unrecovered" || fail "names_unrecover.py $1 failed"
+	mv "$4.unrecovered" "$4"
+}
+
 # tally CASE VIEW FOLDED: compare the folded stacks with $TMPD/CASE.expect
 # (lines "branch<TAB>view<TAB>stack", root first, or a marker "@F": a sample
 # with frame F belongs to the branch; "@!F": one whose last frame is F).

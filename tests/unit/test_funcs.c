@@ -7,7 +7,9 @@
  *
  * STRIPPED is `objcopy --strip-all` of UNSTRIPPED (same build id).  Every
  * FDE range of STRIPPED that gets a name must be named, in UNSTRIPPED's
- * .symtab, by the symbol that starts there (0 wrong names); every range
+ * .symtab, by the symbol that starts there (0 wrong names; a copy gcc made
+ * of a function, e.g. hashkey.isra.0 or lua_settop.part.0, counts as that
+ * function, which is what the call graph of ljcallgraph.h names); every range
  * named from LuaJIT's IR call table must be a function of that name in
  * lj_ircall.h's list; VERSION, when given, must be the list that fitted,
  * and the interpreter's calls must fit that source's ljvmcall_names.h list.
@@ -38,6 +40,7 @@
 #include "symtab/elf.h"
 #include "symtab/elfcopy.h"
 #include "symtab/funcs.h"
+#include "symtab/ljcallgraph.h"
 #include "symtab/ljnames.h"
 #include "symtab/objfile.h"
 #include "symtab/symbolize.h"
@@ -64,6 +67,32 @@ static void check_shape(const struct funcs *f)
 	CHECK(funcs__at(f, 0) == NULL);
 }
 
+/* name is sym, or sym is name plus gcc's clone suffixes (.isra.0,
+ * .constprop.0, .part.0, .cold: pieces or copies of that function). */
+static int same_function(const char *name, const char *sym)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	if (strncmp(name, sym, n))
+		return 0;
+	for (p = sym + n; *p; ) {
+		static const char *const sfx[] = { ".isra", ".constprop", ".part", ".cold" };
+		size_t k, l = 0;
+
+		for (k = 0; k < sizeof(sfx) / sizeof(sfx[0]) && !l; k++)
+			if (!strncmp(p, sfx[k], strlen(sfx[k])))
+				l = strlen(sfx[k]);
+		if (!l)
+			return 0;
+		p += l;
+		if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+			for (p++; *p >= '0' && *p <= '9'; p++)
+				;
+	}
+	return 1;
+}
+
 /* Every named range against the symbol of the unstripped file. */
 static void check_names(const struct funcs *f, struct elf_file *stripped, struct elf_file *full)
 {
@@ -78,7 +107,7 @@ static void check_names(const struct funcs *f, struct elf_file *stripped, struct
 			continue;
 		named++;
 		if (full && (elf_file__sym_at(full, v[i].lo, &s) != 0 || s.value != v[i].lo ||
-			     strcmp(s.name, v[i].name))) {
+			     !same_function(v[i].name, s.name))) {
 			wrong++;
 			fprintf(stderr, "wrong: 0x%llx named %s (%s), unstripped: %s\n",
 				(unsigned long long)v[i].lo, v[i].name, func_how__name(v[i].how),
@@ -89,9 +118,9 @@ static void check_names(const struct funcs *f, struct elf_file *stripped, struct
 	}
 	CHECKF(wrong == 0, "%zu wrong names", wrong);
 	printf("named %zu/%zu (luajit %zu, dynsym %zu, symtab %zu), wrong %zu, ircall %s, "
-	       "vm calls %zu\n", named, n, byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM],
+	       "vm calls %zu, call graph %zu\n", named, n, byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM],
 	       byhow[FUNC_SYMTAB], wrong, funcs__lj_version(f) ? funcs__lj_version(f) : "none",
-	       funcs__lj_vmcalls(f));
+	       funcs__lj_vmcalls(f), funcs__lj_cgnames(f));
 }
 
 /* Addresses past an exported symbol's st_size but inside its FDE are not
@@ -334,6 +363,49 @@ static void check_vmcalls(void)
 	CHECK(ljnames__vmcalls(v, names, 43) == -ENOENT);
 }
 
+/* ljnames__callgraph on made-up ranges, with upstream's call graph: two
+ * named callers pin their one common callee; a range the constraints
+ * leave to a function another range has is not named; calls that
+ * contradict the graph name nothing; bad edges and unknown versions. */
+static void check_callgraph(void)
+{
+	const char *v = "LuaJIT 2.1 (2022-03)", *names[4];
+	uint32_t e[8];
+	size_t named = 99;
+
+	/* lj_strfmt_putint and lj_strfmt_int both call only lj_strfmt_wint */
+	names[0] = "lj_strfmt_putint";
+	names[1] = "lj_strfmt_int";
+	names[2] = NULL;
+	e[0] = 0, e[1] = 2, e[2] = 1, e[3] = 2;
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == 0);
+	CHECK(named == 1 && names[2] && !strcmp(names[2], "lj_strfmt_wint"));
+	/* one caller: the callee may be a piece of it, or what it calls */
+	names[2] = NULL;
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 1, &named) == 0);
+	CHECK(named == 0 && !names[2]);
+	/* the interpreter's range is left out */
+	CHECK(ljnames__callgraph(v, names, 3, 1, e, 2, &named) == 0);
+	CHECK(named == 0 && !names[2]);
+	/* hash_sparse calls nothing: what it calls can only be a piece of
+	 * itself, which range 0 is already */
+	names[0] = "hash_sparse";
+	names[1] = NULL;
+	e[0] = 0, e[1] = 1;
+	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, 1, &named) == 0);
+	CHECK(named == 0 && !names[1]);
+	/* ... so that piece calling lua_close contradicts the graph */
+	names[2] = "lua_close";
+	e[2] = 1, e[3] = 2;
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -ENOENT);
+	CHECK(named == 0 && !names[1]);
+	e[3] = 3;	/* no range 3 */
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -EINVAL);
+	CHECK(ljnames__callgraph("LuaJIT 9", names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
+	CHECK(ljnames__callgraph(NULL, names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
+	CHECK(!names[1]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *spath = argc > 2 ? argv[1] : "/proc/self/exe";
@@ -346,6 +418,7 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	check_vmcalls();
+	check_callgraph();
 	CHECK(funcs__new(stripped, &f) == 0 && f);
 	if (f) {
 		check_shape(f);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ljcallgraph.h -- names of LuaJIT's static C functions in a stripped ELF
+ * file, from the calls between functions.
+ *
+ * A stripped LuaJIT keeps some names: the exported lua_* and luaL_* API, and
+ * those ljnames.h recovers (the IR call table, the interpreter's calls).
+ * The other functions, static or hidden (gc_onestep, index2adr, auxsort,
+ * lj_strfmt_wfnum, ...), are known only by their .eh_frame range and by the
+ * direct calls and jumps between ranges in the machine code.
+ *
+ * ljcg_*.h holds, per LuaJIT source, the call graph of the C source: which
+ * function calls which, from unoptimised builds (symtab/ljcallgraph-gen.py).
+ * An optimised build calls S's out-of-line copy from P only if P, or a
+ * function inlined into P, calls S in the source: S is reachable from P,
+ * looking through functions that may have been inlined (every function but
+ * those declared LJ_NOINLINE).  A range may also be a piece of a function
+ * split off by the compiler (gcc's .part and .cold copies): it then holds
+ * code of P itself, so P stays a candidate of its callees.  Each unnamed
+ * range starts with every source function as a candidate, and the
+ * constraints are applied until nothing changes:
+ *   - a caller that is named P: the range is P, or reachable from P;
+ *   - a callee that is named C: the range is C, or reaches C;
+ *   - an unnamed caller or callee: the same, for any of its candidates.
+ * A range left with exactly one candidate, named by no other range, gets
+ * that name.  A range left with none means the graph does not describe this
+ * build (another source, or a call the data lacks): then nothing is named.
+ * Nothing is guessed: a name is given only where the calls leave no other
+ * source function possible.
+ *
+ * Pure: the ranges' names and calls in, names out.
+ */
+#ifndef LJSNAP_SYMTAB_LJCALLGRAPH_H
+#define LJSNAP_SYMTAB_LJCALLGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LJCG_NO_RANGE	((size_t)-1)
+
+/* names[0 .. n): the name of each range, or NULL; edges: nedges pairs
+ * (from, to) of range indices, a direct call or jump from range from to the
+ * first address of range to (from != to); vm: the interpreter's range (its
+ * calls are ljnames__vmcalls's business: left out), or LJCG_NO_RANGE;
+ * version: the IR call table list that fitted (ljnames__ircall).  Sets the
+ * NULL names[i] that the call graph pins down (static strings) and *named
+ * to their count.  Returns 0; -ENOENT when no graph is known for version,
+ * or when the calls contradict it (names unchanged); -EINVAL for an edge
+ * out of range; -ENOMEM. */
+int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
+		       const uint32_t *edges, size_t nedges, size_t *named);
+
+#endif /* LJSNAP_SYMTAB_LJCALLGRAPH_H */
