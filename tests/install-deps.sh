@@ -62,4 +62,5 @@ grep -qs '"version": "1.25.0"' "$node_dir/node_modules/speedscope/package.json" 
 		"$(sed -n 's/^PLAYWRIGHT=//p' "$top/tests/output/html.sh")" > /dev/null
 sh "$top/tests/variants/prepare.sh" --sources
 LJSNAP_VARIANTS_DIR=${LJSNAP_VARIANTS_DIR:-${LJSNAP_BUILD_DIR:-$top/build-tests}/variants} \
-	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate > /dev/null
+	sh "$top/tests/variants/prepare.sh" or-deb up-nogc64 or-dualnum up-unknown up-badlstate up-amalg \
+	or-amalg > /dev/null

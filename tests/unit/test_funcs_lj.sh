@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Function names without debug symbols (symtab/funcs.h) for two LuaJIT
 # builds, checked offline against their unstripped twins: upstream LuaJIT
-# (the up-nogc64 variant) and OpenResty's luajit2 (or-dualnum), both built
-# from Debian's sources with symbols by tests/variants/prepare.sh.  Each is
+# (the up-nogc64 and up-amalg variants) and OpenResty's luajit2 (or-dualnum,
+# or-amalg), built from Debian's sources with symbols by
+# tests/variants/prepare.sh (amalg: as Debian's packages are).  Each is
 # copied with `objcopy --strip-all` (the build id stays) and
 # tests/unit/test_funcs checks every name the stripped copy gets against
 # the unstripped file's .symtab.  Also Debian's own /usr/bin/luajit, when
@@ -22,7 +23,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v objcopy >/dev/null 2>&1 || fail "objcopy (binutils) is not installed"
 . "$top_srcdir/tests/variants/lib.sh"
 rc=0
-for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-20230119"; do
+for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-20230119" \
+	"up-amalg:LuaJIT 2.1 (2022-03)" "or-amalg:OpenResty luajit2 2.1-20230119"; do
 	v=${pair%%:*}
 	dir=$(variant "$v") || exit 1
 	objcopy --strip-all "$dir/luajit" "$TMPD/$v" || fail "objcopy $v"

@@ -21,6 +21,10 @@
 #   up-badlstate  upstream source with lua_State grown to 104 bytes, a size no
 #               fork has: detection cannot calibrate it (tests the honest
 #               failure).  GC64.
+#   up-amalg, or-amalg  Debian's upstream and luajit2 sources built the way
+#               their Debian packages are (`make amalg`, dpkg-buildflags'
+#               CFLAGS and LDFLAGS), with symbols: twins of the stripped
+#               binaries Debian ships.  GC64.
 # A built variant has DIR/luajit, DIR/lib/libluajit.a, DIR/include/*.h, the
 # source tree in DIR/src (objects removed) and its XCFLAGS in DIR/xcflags.
 #
@@ -114,7 +118,15 @@ build() {
 		sed -i 's|^  MSize stacksize;.*True stack size.*|&\n  uint64_t ljsnap_pad;\t/* ljsnap test: undetectable */|' \
 			"$dir/src/src/lj_obj.h" ;;
 	esac
-	make -C "$dir/src/src" -j"$JOBS" BUILDMODE=static "XCFLAGS=$xcflags" Q= E=@: \
+	# amalg: one translation unit, with the distribution's compiler flags,
+	# as Debian's packages build it (debian/rules: make amalg)
+	if [ "$patch" = amalg ]; then
+		set -- amalg "CFLAGS=$(dpkg-buildflags --get CFLAGS)" \
+			"LDFLAGS=$(dpkg-buildflags --get LDFLAGS)"
+	else
+		set --
+	fi
+	make -C "$dir/src/src" -j"$JOBS" "$@" BUILDMODE=static "XCFLAGS=$xcflags" Q= E=@: \
 		> "$dir/build.log" 2>&1 || { tail -20 "$dir/build.log" >&2; die "build of $dir failed"; }
 	mkdir -p "$dir/lib" "$dir/include"
 	cp "$dir/src/src/luajit" "$dir/luajit"
@@ -164,7 +176,9 @@ prepare() {
 	or-dualnum)	build luajit2 "$d" "-DLUAJIT_NUMMODE=2 -DLUAJIT_ENABLE_LUA52COMPAT" ;;
 	up-unknown)	build luajit "$d" "" pad-g ;;
 	up-badlstate)	build luajit "$d" "" pad-L ;;
-	*)		die "unknown variant '$1' (or-deb, up-nogc64, or-dualnum, up-unknown, up-badlstate)" ;;
+	up-amalg)	build luajit "$d" "" amalg ;;
+	or-amalg)	build luajit2 "$d" "" amalg ;;
+	*)		die "unknown variant '$1' (or-deb, up-nogc64, or-dualnum, up-unknown, up-badlstate, up-amalg, or-amalg)" ;;
 	esac
 	echo "$d"
 }
