@@ -23,8 +23,11 @@
  *   - a callee that is named C: the range is C, or reaches C;
  *   - an unnamed caller or callee: the same, for any of its candidates.
  * A range left with exactly one candidate, named by no other range, gets
- * that name.  A range left with none means the graph does not describe this
- * build (another source, or a call the data lacks): then nothing is named.
+ * that name.  A call between two named ranges that the graph cannot make,
+ * or a range left with no candidate, means the graph does not describe
+ * this build (another release with the same IR call table list, or a call
+ * the data lacks): then nothing is named.  (Each graph given the other
+ * source's binaries names nothing, by either test.)
  * Nothing is guessed: a name is given only where the calls leave no other
  * source function possible.
  *

@@ -366,7 +366,8 @@ static void check_vmcalls(void)
 /* ljnames__callgraph on made-up ranges, with upstream's call graph: two
  * named callers pin their one common callee; a range the constraints
  * leave to a function another range has is not named; calls that
- * contradict the graph name nothing; bad edges and unknown versions. */
+ * contradict the graph (through an unnamed range, or between two named
+ * ones) name nothing; bad edges and unknown versions. */
 static void check_callgraph(void)
 {
 	const char *v = "LuaJIT 2.1 (2022-03)", *names[4];
@@ -399,7 +400,12 @@ static void check_callgraph(void)
 	e[2] = 1, e[3] = 2;
 	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -ENOENT);
 	CHECK(named == 0 && !names[1]);
-	e[3] = 3;	/* no range 3 */
+	/* two named ranges whose call the graph does not have: another source */
+	names[1] = "lua_close";
+	e[0] = 0, e[1] = 1;
+	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
+	names[1] = NULL;
+	e[0] = 0, e[1] = 1, e[2] = 1, e[3] = 3;	/* no range 3 */
 	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -EINVAL);
 	CHECK(ljnames__callgraph("LuaJIT 9", names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
 	CHECK(ljnames__callgraph(NULL, names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
