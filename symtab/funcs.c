@@ -13,6 +13,7 @@
 #include "symtab/elf.h"
 #include "symtab/funcs.h"
 #include "symtab/ljcallgraph.h"
+#include "symtab/ljlibcf.h"
 #include "symtab/ljnames.h"
 #include "symtab/vec.h"
 
@@ -25,6 +26,9 @@ struct funcs {
 	const char *lj_version;
 	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
 	size_t lj_cgnames;	/* ranges named from the call graph */
+	size_t lj_cfnames;	/* ranges named from the library tables */
+	const char **sorted;	/* funcs__name_libs: the names, sorted */
+	size_t nsorted;
 	char *saved;		/* funcs__new_saved: the names' bytes, owned */
 };
 
@@ -261,6 +265,66 @@ out:
 	return err;
 }
 
+/* ljcf_ranges.at: the range starting at addr and its name. */
+static int funcs__cf_at(void *arg, uint64_t addr, const char **name)
+{
+	struct func_range *r = funcs__starting(arg, addr);
+
+	if (!r)
+		return -ENOENT;
+	*name = r->name;
+	return 0;
+}
+
+/* Order names. */
+static int funcs__name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ljcf_ranges.has: some range has name (f->sorted, taken before). */
+static int funcs__cf_has(void *arg, const char *name)
+{
+	struct funcs *f = arg;
+
+	return bsearch(&name, f->sorted, f->nsorted, sizeof(*f->sorted), funcs__name_cmp) != NULL;
+}
+
+/* ljcf_ranges.set: a name for the range at addr. */
+static int funcs__cf_set(void *arg, uint64_t addr, const char *name)
+{
+	struct func_range *r = funcs__starting(arg, addr);
+
+	if (r && r->how == FUNC_UNNAMED) {
+		r->name = name;
+		r->how = FUNC_LUAJIT;
+		((struct funcs *)arg)->lj_cfnames++;
+	}
+	return 0;
+}
+
+/* Names from LuaJIT's library tables (ljnames__libcf), once the IR call
+ * table said which LuaJIT source this is. */
+static int funcs__name_libs(struct funcs *f, struct elf_file *ef)
+{
+	const struct ljcf_ranges ops = { funcs__cf_at, funcs__cf_has, funcs__cf_set, f };
+	size_t i, named;
+	int err;
+
+	if (!f->lj_version)
+		return 0;
+	if (!(f->sorted = malloc((f->n + 1) * sizeof(*f->sorted))))
+		return -ENOMEM;
+	for (i = f->nsorted = 0; i < f->n; i++)
+		if (f->v[i].name)
+			f->sorted[f->nsorted++] = f->v[i].name;
+	qsort(f->sorted, f->nsorted, sizeof(*f->sorted), funcs__name_cmp);
+	err = ljnames__libcf(ef, f->lj_version, &ops, &named);
+	free(f->sorted);
+	f->sorted = NULL;
+	return err;
+}
+
 /* The ranges of an ELF file, named by its symbols. */
 static int funcs__ranges(struct elf_file *ef, struct funcs **out, struct ehframe *eh)
 {
@@ -316,6 +380,8 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 		err = funcs__name_vm(*out, ef, &eh);
 	if (!err && (*out)->n)
 		err = funcs__name_calls(*out, ef, &eh);
+	if (!err && (*out)->n)	/* after the call graph: its names are the anchors */
+		err = funcs__name_libs(*out, ef);
 	if (err) {
 		funcs__delete(*out);
 		*out = NULL;
@@ -498,6 +564,12 @@ const struct func_range *funcs__all(const struct funcs *f, size_t *n)
 const char *funcs__lj_version(const struct funcs *f)
 {
 	return f->lj_version;
+}
+
+/* Ranges named from the library tables (0 for a copy's saved names). */
+size_t funcs__lj_cfnames(const struct funcs *f)
+{
+	return f->lj_cfnames;
 }
 
 /* Ranges named from the call graph (0 for a copy's saved names). */

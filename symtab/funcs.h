@@ -11,9 +11,10 @@
  *   2. a LuaJIT function named by the IR call table (symtab/ljnames.h),
  *      when the table points exactly at the range's start, or one the
  *      interpreter calls, when its calls fit the list of the source the
- *      IR call table names (ljnames__vmcalls), or one the calls between
- *      ranges pin to a single function of that source's call graph
- *      (symtab/ljcallgraph.h) (FUNC_LUAJIT);
+ *      IR call table names (ljnames__vmcalls), or an entry of that
+ *      source's library tables (symtab/ljlibcf.h), or one the calls
+ *      between ranges pin to a single function of that source's call
+ *      graph (symtab/ljcallgraph.h) (FUNC_LUAJIT);
  *   3. none (FUNC_UNNAMED): the caller shows it as module+0xSTART.
  * The symbolizer (symbolize.h) asks for a range only where no symbol covers
  * the address itself.
@@ -88,6 +89,10 @@ size_t funcs__lj_vmcalls(const struct funcs *f);
 /* Ranges named by the calls between them (ljcallgraph.h), when the file was
  * read; 0 for a copy named by its saved names. */
 size_t funcs__lj_cgnames(const struct funcs *f);
+
+/* Ranges named from LuaJIT's library tables (ljlibcf.h), when the file was
+ * read; 0 for a copy named by its saved names. */
+size_t funcs__lj_cfnames(const struct funcs *f);
 
 const char *func_how__name(enum func_how how);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "symtab/elf.h"
+#include "symtab/elfrel.h"
 #include "symtab/ljnames.h"
 #include "symtab/vec.h"
 
@@ -45,18 +46,6 @@ static const char *const ljn_libc[] = {
 	"memset",
 };
 
-/* One relocated 8-byte slot: symbolic (sym) or relative (val = target). */
-struct ljn_rel {
-	uint64_t off;
-	uint64_t val;
-	const char *sym;
-};
-
-struct ljn_rels {
-	struct ljn_rel *v;
-	size_t n, cap;
-};
-
 /* Is name one of the C library's? */
 static int ljn__is_libc(const char *name)
 {
@@ -68,122 +57,6 @@ static int ljn__is_libc(const char *name)
 	return 0;
 }
 
-/* Order relocations by slot. */
-static int ljn_rel__cmp(const void *a, const void *b)
-{
-	const struct ljn_rel *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Append one relocation. */
-static int ljn_rels__add(struct ljn_rels *r, uint64_t off, uint64_t val, const char *sym)
-{
-	int err = VEC_GROW(r->v, &r->cap, r->n + 1);
-
-	if (err)
-		return err;
-	r->v[r->n].off = off;
-	r->v[r->n].val = val;
-	r->v[r->n].sym = sym;
-	r->n++;
-	return 0;
-}
-
-/* The name of .dynsym entry i ("" when out of bounds). */
-static const char *ljn__dynname(const uint8_t *sym, size_t nsym, const char *str, size_t nstr,
-				uint64_t i)
-{
-	Elf64_Sym s;
-
-	if (i >= nsym / sizeof(s))
-		return "";
-	memcpy(&s, sym + i * sizeof(s), sizeof(s));
-	if (s.st_name >= nstr || !memchr(str + s.st_name, 0, nstr - s.st_name))
-		return "";
-	return str + s.st_name;
-}
-
-/* R_X86_64_RELATIVE, _64 and GLOB_DAT relocations of .rela.dyn. */
-static int ljn__rela(struct elf_file *ef, struct ljn_rels *r)
-{
-	struct elf_section sec;
-	const uint8_t *rel, *sym = NULL, *str = NULL;	/* str: .dynstr's bytes */
-	size_t nrel, nsym = 0, nstr = 0, i;
-	int err;
-
-	if (elf_file__section_data(ef, ".rela.dyn", &sec, &rel, &nrel) != 0)
-		return 0;
-	if (elf_file__section_data(ef, ".dynsym", &sec, &sym, &nsym) != 0 ||
-	    elf_file__section_data(ef, ".dynstr", &sec, &str, &nstr) != 0)
-		nsym = nstr = 0;
-	for (i = 0; i + sizeof(Elf64_Rela) <= nrel; i += sizeof(Elf64_Rela)) {
-		Elf64_Rela a;
-		uint32_t type;
-
-		memcpy(&a, rel + i, sizeof(a));
-		type = ELF64_R_TYPE(a.r_info);
-		if (type == R_X86_64_RELATIVE)
-			err = ljn_rels__add(r, a.r_offset, (uint64_t)a.r_addend, NULL);
-		else if (type == R_X86_64_64 || type == R_X86_64_GLOB_DAT)
-			err = ljn_rels__add(r, a.r_offset, 0,
-					    ljn__dynname(sym, nsym, (const char *)str, nstr,
-							 ELF64_R_SYM(a.r_info)));
-		else
-			continue;
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Relative relocations packed in .relr.dyn (the addend is in the slot). */
-static int ljn__relr(struct elf_file *ef, struct ljn_rels *r)
-{
-	struct elf_section sec;
-	const uint8_t *d;
-	size_t n, i;
-	uint64_t where = 0, e, v;
-	int err, bit;
-
-	if (elf_file__section_data(ef, ".relr.dyn", &sec, &d, &n) != 0)
-		return 0;
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&e, d + i, 8);
-		if (!(e & 1)) {		/* an address, then the next slot */
-			if (elf_file__read(ef, e, &v, 8) == 0 && (err = ljn_rels__add(r, e, v, NULL)))
-				return err;
-			where = e + 8;
-			continue;
-		}
-		for (bit = 1; bit < 64; bit++) {	/* a bitmap of the next 63 slots */
-			uint64_t a = where + (uint64_t)(bit - 1) * 8;
-
-			if (((e >> bit) & 1) && elf_file__read(ef, a, &v, 8) == 0 &&
-			    (err = ljn_rels__add(r, a, v, NULL)))
-				return err;
-		}
-		where += 63 * 8;
-	}
-	return 0;
-}
-
-/* The relocation of the slot at off, or NULL. */
-static const struct ljn_rel *ljn_rels__at(const struct ljn_rels *r, uint64_t off)
-{
-	size_t lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->v[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->n && r->v[lo].off == off ? &r->v[lo] : NULL;
-}
-
 /* Does a symbolic relocation to sym stand for name?  lj_vm.h maps some
  * lj_vm_* helpers to the C library's (lj_vm_log2 to log2, ...). */
 static int ljn__same(const char *sym, const char *name)
@@ -193,24 +66,24 @@ static int ljn__same(const char *sym, const char *name)
 
 /* Does list fit a table at base?  The number of library entries found at
  * their index, or -1 on any disagreement. */
-static int ljn__fit(struct elf_file *ef, const struct ljn_rels *r, const char *const *list,
+static int ljn__fit(struct elf_file *ef, const struct elf_rels *r, const char *const *list,
 		    uint64_t base)
 {
-	const struct ljn_rel *x;
+	const struct elf_rel *x;
 	uint64_t v;
 	int nlib = 0;
 	size_t i;
 
 	/* A pointer fixed up just before: the table starts earlier (another
 	 * list, with more entries before this one's first, may fit there). */
-	if (base >= LJN_ENTRY && ljn_rels__at(r, base - LJN_ENTRY))
+	if (base >= LJN_ENTRY && elf_rels__at(r, base - LJN_ENTRY))
 		return -1;
 	for (i = 0;; i++) {
 		uint64_t slot = base + i * LJN_ENTRY;
 
-		if (ljn_rels__at(r, slot + 8))	/* the flags word is never relocated */
+		if (elf_rels__at(r, slot + 8))	/* the flags word is never relocated */
 			return -1;
-		x = ljn_rels__at(r, slot);
+		x = elf_rels__at(r, slot);
 		if (!list[i]) {		/* the terminator, { NULL, 0 } */
 			if (x || elf_file__read(ef, slot, &v, 8) || v)
 				return -1;
@@ -230,7 +103,7 @@ static int ljn__fit(struct elf_file *ef, const struct ljn_rels *r, const char *c
 }
 
 /* The base of the one table that list fits (0 if none or several). */
-static uint64_t ljn__find(struct elf_file *ef, const struct ljn_rels *r, const char *const *list)
+static uint64_t ljn__find(struct elf_file *ef, const struct elf_rels *r, const char *const *list)
 {
 	uint64_t base = 0, b;
 	size_t anchor, i;
@@ -257,7 +130,7 @@ static uint64_t ljn__find(struct elf_file *ef, const struct ljn_rels *r, const c
 int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *name, void *arg),
 		    void *arg, const char **version)
 {
-	struct ljn_rels r = { NULL, 0, 0 };
+	struct elf_rels r = { NULL, 0, 0 };
 	const char *const *list = NULL;
 	uint64_t base = 0, b;
 	size_t k, i, which = 0;
@@ -265,9 +138,8 @@ int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *na
 
 	if (elf_file__class(ef) != ELFCLASS64 || elf_file__machine(ef) != EM_X86_64)
 		goto out;
-	if ((err = ljn__rela(ef, &r)) != 0 || (err = ljn__relr(ef, &r)) != 0)
+	if ((err = elf_rels__read(ef, &r)) != 0)
 		goto out;
-	qsort(r.v, r.n, sizeof(*r.v), ljn_rel__cmp);
 	for (k = 0; k < sizeof(ljirc_lists) / sizeof(ljirc_lists[0]); k++) {
 		if (!(b = ljn__find(ef, &r, ljirc_lists[k].names)))
 			continue;
@@ -286,13 +158,13 @@ int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *na
 		*version = ljirc_lists[which].version;
 	err = 0;
 	for (i = 0; cb && list[i] && !err; i++) {
-		const struct ljn_rel *x = ljn_rels__at(&r, base + i * LJN_ENTRY);
+		const struct elf_rel *x = elf_rels__at(&r, base + i * LJN_ENTRY);
 
 		if (x && !x->sym && !ljn__is_libc(list[i]))
 			err = cb(x->val, list[i], arg);
 	}
 out:
-	free(r.v);
+	elf_rels__exit(&r);
 	return err;
 }
 

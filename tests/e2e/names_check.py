@@ -18,6 +18,8 @@
 #   unnamed N      luajit frames named luajit+0xSTART
 #   notstart N     of those, START not the first address of the FDE holding
 #                  the frame's address (a name per address, not per function)
+#   nofde N        of those, at an address no FDE holds (crt code run at
+#                  exit: no function bounds to name it by)
 #   unnamed_pct P  share of samples whose leaf is an unnamed luajit frame
 #   leaf F S U     for the top 5 leaf functions of luajit in F.folded: the
 #                  leaf share in S.folded (by name, the name without gcc's
@@ -134,7 +136,7 @@ def same_function(name, sym):
 def main():
     stripped, full, spb, sfold, ffold = sys.argv[1:6]
     segs, syms, fd = loads(stripped), symbols(full), fdes(stripped)
-    named = unnamed = notstart = wrong = 0
+    named = unnamed = notstart = wrong = nofde = 0
     for fname, off, name in pprof_frames(spb):
         if fname != stripped or name.startswith("["):
             continue
@@ -143,7 +145,10 @@ def main():
         if m:
             unnamed += 1
             start = off2vaddr(segs, int(m.group(1), 16))
-            if not any(lo == start and lo <= a < hi for lo, hi in fd):
+            if not any(lo <= a < hi for lo, hi in fd):
+                nofde += 1	# no FDE holds it (crt code such as __do_global_dtors_aux)
+                print("# no FDE: %s at 0x%x" % (name, a))
+            elif not any(lo == start and lo <= a < hi for lo, hi in fd):
                 notstart += 1
                 print("# per-address: %s at 0x%x" % (name, a))
             continue
@@ -152,7 +157,8 @@ def main():
         if s is None or not same_function(name.split("+")[0], s[2]):
             wrong += 1
             print("# wrong: %s at 0x%x, unstripped: %s" % (name, a, s[2] if s else "(none)"))
-    print("wrong %d\nnamed %d\nunnamed %d\nnotstart %d" % (wrong, named, unnamed, notstart))
+    print("wrong %d\nnamed %d\nunnamed %d\nnotstart %d\nnofde %d" %
+          (wrong, named, unnamed, notstart, nofde))
     stot, slv = leaves(sfold)
     un = sum(n for k, n in slv.items() if re.match(r"luajit\+0x", k))
     print("unnamed_pct %.1f" % (100.0 * un / max(stot, 1)))
