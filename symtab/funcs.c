@@ -27,8 +27,6 @@ struct funcs {
 	size_t lj_vmcalls;	/* interpreter call targets that fitted a list */
 	size_t lj_cgnames;	/* ranges named from the call graph */
 	size_t lj_cfnames;	/* ranges named from the library tables */
-	const char **sorted;	/* funcs__name_libs: the names, sorted */
-	size_t nsorted;
 	char *saved;		/* funcs__new_saved: the names' bytes, owned */
 };
 
@@ -265,10 +263,18 @@ out:
 	return err;
 }
 
+/* What the library tables' callbacks work on: the ranges, and the names
+ * they had before (sorted). */
+struct funcs_cf {
+	struct funcs *f;
+	const char **sorted;
+	size_t nsorted;
+};
+
 /* ljcf_ranges.at: the range starting at addr and its name. */
 static int funcs__cf_at(void *arg, uint64_t addr, const char **name)
 {
-	struct func_range *r = funcs__starting(arg, addr);
+	struct func_range *r = funcs__starting(((struct funcs_cf *)arg)->f, addr);
 
 	if (!r)
 		return -ENOENT;
@@ -282,23 +288,24 @@ static int funcs__name_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* ljcf_ranges.has: some range has name (f->sorted, taken before). */
+/* ljcf_ranges.has: some range had name. */
 static int funcs__cf_has(void *arg, const char *name)
 {
-	struct funcs *f = arg;
+	struct funcs_cf *c = arg;
 
-	return bsearch(&name, f->sorted, f->nsorted, sizeof(*f->sorted), funcs__name_cmp) != NULL;
+	return bsearch(&name, c->sorted, c->nsorted, sizeof(*c->sorted), funcs__name_cmp) != NULL;
 }
 
 /* ljcf_ranges.set: a name for the range at addr. */
 static int funcs__cf_set(void *arg, uint64_t addr, const char *name)
 {
-	struct func_range *r = funcs__starting(arg, addr);
+	struct funcs_cf *c = arg;
+	struct func_range *r = funcs__starting(c->f, addr);
 
 	if (r && r->how == FUNC_UNNAMED) {
 		r->name = name;
 		r->how = FUNC_LUAJIT;
-		((struct funcs *)arg)->lj_cfnames++;
+		c->f->lj_cfnames++;
 	}
 	return 0;
 }
@@ -307,21 +314,21 @@ static int funcs__cf_set(void *arg, uint64_t addr, const char *name)
  * table said which LuaJIT source this is. */
 static int funcs__name_libs(struct funcs *f, struct elf_file *ef)
 {
-	const struct ljcf_ranges ops = { funcs__cf_at, funcs__cf_has, funcs__cf_set, f };
+	struct funcs_cf c = { f, NULL, 0 };
+	const struct ljcf_ranges ops = { funcs__cf_at, funcs__cf_has, funcs__cf_set, &c };
 	size_t i, named;
 	int err;
 
 	if (!f->lj_version)
 		return 0;
-	if (!(f->sorted = malloc((f->n + 1) * sizeof(*f->sorted))))
+	if (!(c.sorted = malloc((f->n + 1) * sizeof(*c.sorted))))
 		return -ENOMEM;
-	for (i = f->nsorted = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++)
 		if (f->v[i].name)
-			f->sorted[f->nsorted++] = f->v[i].name;
-	qsort(f->sorted, f->nsorted, sizeof(*f->sorted), funcs__name_cmp);
+			c.sorted[c.nsorted++] = f->v[i].name;
+	qsort(c.sorted, c.nsorted, sizeof(*c.sorted), funcs__name_cmp);
 	err = ljnames__libcf(ef, f->lj_version, &ops, &named);
-	free(f->sorted);
-	f->sorted = NULL;
+	free(c.sorted);
 	return err;
 }
 
