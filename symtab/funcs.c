@@ -178,10 +178,11 @@ out:
 
 /* Add to *e the direct calls and jumps of range i (code c) to the first
  * address of another range (not the VM's): call rel32, jmp rel32 and
- * jcc rel32, each target once.  A byte that only looks like an opcode
- * would have to land exactly on a function's first address. */
+ * jcc rel32, each target once, and to *jump whether a jmp or jcc reaches
+ * it.  A byte that only looks like an opcode would have to land exactly on
+ * a function's first address. */
 static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *c, size_t len,
-			   uint32_t **e, size_t *ne, size_t *cap)
+			   uint32_t **e, uint8_t **jump, size_t *ne, size_t *cap, size_t *jcap)
 {
 	size_t j, k, first = *ne;
 
@@ -201,12 +202,15 @@ static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *
 			continue;
 		for (k = first; k < *ne && (*e)[2 * k + 1] != (uint32_t)(r - f->v); k++)
 			;
-		if (k < *ne)
+		if (k < *ne) {
+			(*jump)[k] |= c[j] != 0xe8;
 			continue;
-		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0)
+		}
+		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0 || VEC_GROW(*jump, jcap, *ne + 1) != 0)
 			return -ENOMEM;
 		(*e)[2 * *ne] = (uint32_t)i;
 		(*e)[2 * *ne + 1] = (uint32_t)(r - f->v);
+		(*jump)[*ne] = c[j] != 0xe8;
 		(*ne)++;
 	}
 	return 0;
@@ -218,8 +222,8 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 {
 	const char **names = NULL;
 	uint32_t *e = NULL;
-	uint8_t *code = NULL;
-	size_t i, ne = 0, cap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
+	uint8_t *code = NULL, *jump = NULL;
+	size_t i, ne = 0, cap = 0, jcap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
 	struct ehf_lj_vm lv;
 	struct func_range *r;
 	int err = 0;
@@ -236,7 +240,7 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 		if ((err = VEC_GROW(code, &ccap, len)) != 0)
 			goto out;
 		if (elf_file__read(ef, f->v[i].lo, code, len) == 0)
-			err = funcs__calls_of(f, i, vm, code, len, &e, &ne, &cap);
+			err = funcs__calls_of(f, i, vm, code, len, &e, &jump, &ne, &cap, &jcap);
 	}
 	if (err)
 		goto out;
@@ -246,7 +250,7 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 	}
 	for (i = 0; i < f->n; i++)
 		names[i] = f->v[i].name;
-	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, ne, &named);
+	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, jump, ne, &named);
 	if (err == -ENOENT || err == -EINVAL)
 		err = 0;	/* no graph for it, or it does not fit: nothing named */
 	for (i = 0; !err && named && i < f->n; i++) {
@@ -260,6 +264,7 @@ out:
 	free(names);
 	free(code);
 	free(e);
+	free(jump);
 	return err;
 }
 

@@ -43,6 +43,7 @@ struct ljcg_src {
 	uint16_t *adj;
 	uint64_t *reach;	/* n bitsets: what i reaches through inlinable functions */
 	uint64_t *rev;		/* n bitsets: who reaches i */
+	uint64_t *recur;	/* one bitset: the functions that reach themselves */
 };
 
 /* The binary's ranges, as a graph. */
@@ -50,10 +51,11 @@ struct ljcg_bin {
 	size_t n;
 	uint32_t *in_off, *in;	/* callers of i: in[in_off[i] .. in_off[i + 1]) */
 	uint32_t *out_off, *out;	/* callees of i */
+	uint8_t *out_jump;	/* per out[] entry: reached by a jmp or jcc too */
 	int32_t *src;		/* a named range's source function, LJCG_UNKNOWN or LJCG_UNNAMED */
 	uint64_t *cand;		/* n bitsets (unnamed ranges): candidates */
 	uint64_t *up;		/* n bitsets: the candidates and what they reach */
-	uint64_t *pre;		/* n bitsets: the candidates and what reaches them */
+	uint64_t *pre;		/* n bitsets: what reaches the candidates */
 	uint8_t *wide;		/* too many candidates to constrain others */
 };
 
@@ -69,6 +71,7 @@ static void ljcg_src__exit(struct ljcg_src *s)
 	free(s->adj);
 	free(s->reach);
 	free(s->rev);
+	free(s->recur);
 }
 
 /* Free the binary's graph. */
@@ -78,6 +81,7 @@ static void ljcg_bin__exit(struct ljcg_bin *b)
 	free(b->in);
 	free(b->out_off);
 	free(b->out);
+	free(b->out_jump);
 	free(b->src);
 	free(b->cand);
 	free(b->up);
@@ -122,6 +126,8 @@ static int ljcg_src__reach(struct ljcg_src *s)
 		for (k = 0; k < s->w; k++)
 			for (uint64_t m = r[k]; m; m &= m - 1)
 				SETBIT(s->rev + (k * 64 + (size_t)__builtin_ctzll(m)) * s->w, i);
+		if (BIT(r, i))
+			SETBIT(s->recur, i);
 	}
 	return 0;
 }
@@ -141,7 +147,8 @@ static int ljcg_src__init(struct ljcg_src *s, const struct ljcg_data *d)
 	s->adj = malloc((d->nedges + 1) * sizeof(*s->adj));
 	s->reach = calloc(s->n * s->w, sizeof(uint64_t));
 	s->rev = calloc(s->n * s->w, sizeof(uint64_t));
-	if (!s->name || !s->noinline || !s->off || !s->adj || !s->reach || !s->rev)
+	s->recur = calloc(s->w, sizeof(uint64_t));
+	if (!s->name || !s->noinline || !s->off || !s->adj || !s->reach || !s->rev || !s->recur)
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
 		s->noinline[i] = *p == '!';
@@ -180,28 +187,37 @@ static int32_t ljcg_src__find(const struct ljcg_src *s, const char *name)
 	return -1;
 }
 
-/* CSR lists of edges by one end (end 0: from, 1: to), the other end kept. */
-static int ljcg_bin__csr(size_t n, const uint32_t *edges, size_t nedges, int end,
-			 uint32_t **off_out, uint32_t **v_out)
+/* CSR lists of edges by one end (end 0: from, 1: to), the other end kept,
+ * and (flags_out not NULL) each edge's jump flag beside it. */
+static int ljcg_bin__csr(size_t n, const uint32_t *edges, const uint8_t *jump, size_t nedges,
+			 int end, uint32_t **off_out, uint32_t **v_out, uint8_t **flags_out)
 {
 	uint32_t *off = calloc(n + 2, sizeof(*off)), *v = malloc((nedges + 1) * sizeof(*v));
+	uint8_t *fl = flags_out ? malloc(nedges + 1) : NULL;
 	size_t i;
 
 	*off_out = off;
 	*v_out = v;
-	if (!off || !v)
+	if (flags_out)
+		*flags_out = fl;
+	if (!off || !v || (flags_out && !fl))
 		return -ENOMEM;
 	for (i = 0; i < nedges; i++)
 		off[edges[2 * i + end] + 2]++;
 	for (i = 0; i < n; i++)
 		off[i + 2] += off[i + 1];
-	for (i = 0; i < nedges; i++)
-		v[off[edges[2 * i + end] + 1]++] = edges[2 * i + !end];
+	for (i = 0; i < nedges; i++) {
+		uint32_t at = off[edges[2 * i + end] + 1]++;
+
+		v[at] = edges[2 * i + !end];
+		if (fl)
+			fl[at] = jump ? jump[i] : 1;
+	}
 	return 0;	/* off[i] .. off[i + 1] now delimit i's list */
 }
 
 /* up (what our candidates reach, and themselves) and pre (who reaches
- * them, and themselves) of range u, from its candidates; none (wide) for
+ * them) of range u, from its candidates; none (wide) for
  * more than LJCG_DERIVE_MAX candidates: their union would constrain little,
  * and leaving a constraint out only leaves more candidates. */
 static void ljcg__derive(const struct ljcg_src *s, struct ljcg_bin *b, size_t u)
@@ -216,7 +232,7 @@ static void ljcg__derive(const struct ljcg_src *s, struct ljcg_bin *b, size_t u)
 	if (b->wide[u])
 		return;
 	memcpy(up, c, s->w * sizeof(uint64_t));
-	memcpy(pre, c, s->w * sizeof(uint64_t));
+	memset(pre, 0, s->w * sizeof(uint64_t));
 	for (k = 0; k < s->w; k++) {
 		uint64_t m = c[k];
 
@@ -244,7 +260,21 @@ static void ljcg__and(uint64_t *t, const uint64_t *m, int32_t bit, size_t w)
 		t[bit / 64] |= keep;
 }
 
-/* One range's constraints into t (a copy of its candidates). */
+/* t &= pre | (cand & mask), mask NULL for every function. */
+static void ljcg__and_pre(uint64_t *t, const uint64_t *pre, const uint64_t *cand,
+			  const uint64_t *mask, size_t w)
+{
+	size_t k;
+
+	for (k = 0; k < w; k++)
+		t[k] &= pre[k] | (cand[k] & (mask ? mask[k] : ~(uint64_t)0));
+}
+
+/* One range's constraints into t (a copy of its candidates).  Range u may
+ * be a piece of a caller (a .part it calls, a .cold it jumps to), so a
+ * caller stays a candidate; a piece of a callee holds the callee's own
+ * code, which calls the callee only if it is recursive, so a callee that
+ * u reaches only by call instructions stays one only then. */
 static void ljcg__constrain(const struct ljcg_src *s, const struct ljcg_bin *b, size_t u,
 			    size_t vm, uint64_t *t)
 {
@@ -266,16 +296,19 @@ static void ljcg__constrain(const struct ljcg_src *s, const struct ljcg_bin *b, 
 		if (v == u || v == vm)
 			continue;
 		if (b->src[v] >= 0)
-			ljcg__and(t, s->rev + (size_t)b->src[v] * s->w, b->src[v], s->w);
+			ljcg__and(t, s->rev + (size_t)b->src[v] * s->w,
+				  b->out_jump[j] || BIT(s->recur, b->src[v]) ? b->src[v] : -1, s->w);
 		else if (b->src[v] == LJCG_UNNAMED && !b->wide[v])
-			ljcg__and(t, b->pre + (size_t)v * s->w, -1, s->w);
+			ljcg__and_pre(t, b->pre + (size_t)v * s->w, b->cand + (size_t)v * s->w,
+				      b->out_jump[j] ? NULL : s->recur, s->w);
 	}
 }
 
 /* The binary's graph, its named ranges looked up, every candidate set
  * full. */
 static int ljcg_bin__init(struct ljcg_bin *b, const struct ljcg_src *s, const char **names,
-			  size_t n, size_t vm, const uint32_t *edges, size_t nedges)
+			  size_t n, size_t vm, const uint32_t *edges, const uint8_t *jump,
+			  size_t nedges)
 {
 	size_t i, k;
 	int err;
@@ -285,8 +318,9 @@ static int ljcg_bin__init(struct ljcg_bin *b, const struct ljcg_src *s, const ch
 	for (i = 0; i < 2 * nedges; i++)
 		if (edges[i] >= n)
 			return -EINVAL;
-	if ((err = ljcg_bin__csr(n, edges, nedges, 1, &b->in_off, &b->in)) != 0 ||
-	    (err = ljcg_bin__csr(n, edges, nedges, 0, &b->out_off, &b->out)) != 0)
+	if ((err = ljcg_bin__csr(n, edges, jump, nedges, 1, &b->in_off, &b->in, NULL)) != 0 ||
+	    (err = ljcg_bin__csr(n, edges, jump, nedges, 0, &b->out_off, &b->out,
+				 &b->out_jump)) != 0)
 		return err;
 	b->src = malloc(n * sizeof(*b->src));
 	b->wide = malloc(n);
@@ -390,7 +424,7 @@ static int32_t ljcg__single(const struct ljcg_src *s, const struct ljcg_bin *b, 
 
 /* Name the ranges; see ljcallgraph.h. */
 int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
-		       const uint32_t *edges, size_t nedges, size_t *named)
+		       const uint32_t *edges, const uint8_t *jump, size_t nedges, size_t *named)
 {
 	const struct ljcg_data *d = NULL;
 	struct ljcg_src s = { 0 };
@@ -406,7 +440,7 @@ int ljnames__callgraph(const char *version, const char **names, size_t n, size_t
 	if (!d || !n)
 		goto out;
 	if ((err = ljcg_src__init(&s, d)) != 0 ||
-	    (err = ljcg_bin__init(&b, &s, names, n, vm, edges, nedges)) != 0 ||
+	    (err = ljcg_bin__init(&b, &s, names, n, vm, edges, jump, nedges)) != 0 ||
 	    (err = ljcg__fits(&s, &b, &checked)) != 0 ||
 	    (err = ljcg__settle(&s, &b, vm)) != 0)
 		goto out;

@@ -16,11 +16,14 @@
  * looking through functions that may have been inlined (every function but
  * those declared LJ_NOINLINE).  A range may also be a piece of a function
  * split off by the compiler (gcc's .part and .cold copies): it then holds
- * code of P itself, so P stays a candidate of its callees.  Each unnamed
+ * code of P itself, so P stays a candidate of its callees; and a callee C
+ * stays a candidate of a range that jumps to it, or that calls it when C
+ * is recursive (a piece of C calls C only then).  Each unnamed
  * range starts with every source function as a candidate, and the
  * constraints are applied until nothing changes:
  *   - a caller that is named P: the range is P, or reachable from P;
- *   - a callee that is named C: the range is C, or reaches C;
+ *   - a callee that is named C: the range reaches C (or is a piece of C,
+ *     as above);
  *   - an unnamed caller or callee: the same, for any of its candidates.
  * A range left with exactly one candidate, named by no other range, gets
  * that name.  A call between two named ranges that the graph cannot make,
@@ -43,7 +46,9 @@
 
 /* names[0 .. n): the name of each range, or NULL; edges: nedges pairs
  * (from, to) of range indices, a direct call or jump from range from to the
- * first address of range to (from != to); vm: the interpreter's range (its
+ * first address of range to (from != to); jump[i] (jump may be NULL: all
+ * set) is non-zero when edge i is a jmp or jcc at least once, 0 when only
+ * call instructions make it; vm: the interpreter's range (its
  * calls are ljnames__vmcalls's business: left out), or LJCG_NO_RANGE;
  * version: the IR call table list that fitted (ljnames__ircall).  Sets the
  * NULL names[i] that the call graph pins down (static strings) and *named
@@ -51,6 +56,6 @@
  * or when the calls contradict it (names unchanged); -EINVAL for an edge
  * out of range; -ENOMEM. */
 int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
-		       const uint32_t *edges, size_t nedges, size_t *named);
+		       const uint32_t *edges, const uint8_t *jump, size_t nedges, size_t *named);
 
 #endif /* LJSNAP_SYMTAB_LJCALLGRAPH_H */

@@ -380,36 +380,50 @@ static void check_callgraph(void)
 	names[1] = "lj_strfmt_int";
 	names[2] = NULL;
 	e[0] = 0, e[1] = 2, e[2] = 1, e[3] = 2;
-	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == 0);
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, NULL, 2, &named) == 0);
 	CHECK(named == 1 && names[2] && !strcmp(names[2], "lj_strfmt_wint"));
+	/* called by lj_strfmt_putfnum and lj_strfmt_num, calling lj_strfmt_wint:
+	 * lj_strfmt_wfnum, or a piece of lj_strfmt_wint if it jumps there; a
+	 * call leaves only lj_strfmt_wfnum (lj_strfmt_wint is not recursive) */
+	{
+		const char *w[4] = { "lj_strfmt_putfnum", "lj_strfmt_num", NULL, "lj_strfmt_wint" };
+		uint32_t we[6] = { 0, 2, 1, 2, 2, 3 };
+		uint8_t jmp[3] = { 1, 1, 1 };
+
+		CHECK(ljnames__callgraph(v, w, 4, LJCG_NO_RANGE, we, jmp, 3, &named) == 0);
+		CHECK(named == 0 && !w[2]);
+		jmp[2] = 0;
+		CHECK(ljnames__callgraph(v, w, 4, LJCG_NO_RANGE, we, jmp, 3, &named) == 0);
+		CHECK(named == 1 && w[2] && !strcmp(w[2], "lj_strfmt_wfnum"));
+	}
 	/* one caller: the callee may be a piece of it, or what it calls */
 	names[2] = NULL;
-	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 1, &named) == 0);
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, NULL, 1, &named) == 0);
 	CHECK(named == 0 && !names[2]);
 	/* the interpreter's range is left out */
-	CHECK(ljnames__callgraph(v, names, 3, 1, e, 2, &named) == 0);
+	CHECK(ljnames__callgraph(v, names, 3, 1, e, NULL, 2, &named) == 0);
 	CHECK(named == 0 && !names[2]);
 	/* hash_sparse calls nothing: what it calls can only be a piece of
 	 * itself, which range 0 is already */
 	names[0] = "hash_sparse";
 	names[1] = NULL;
 	e[0] = 0, e[1] = 1;
-	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, 1, &named) == 0);
+	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, NULL, 1, &named) == 0);
 	CHECK(named == 0 && !names[1]);
 	/* ... so that piece calling lua_close contradicts the graph */
 	names[2] = "lua_close";
 	e[2] = 1, e[3] = 2;
-	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -ENOENT);
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, NULL, 2, &named) == -ENOENT);
 	CHECK(named == 0 && !names[1]);
 	/* two named ranges whose call the graph does not have: another source */
 	names[1] = "lua_close";
 	e[0] = 0, e[1] = 1;
-	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
+	CHECK(ljnames__callgraph(v, names, 2, LJCG_NO_RANGE, e, NULL, 1, &named) == -ENOENT);
 	names[1] = NULL;
 	e[0] = 0, e[1] = 1, e[2] = 1, e[3] = 3;	/* no range 3 */
-	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, 2, &named) == -EINVAL);
-	CHECK(ljnames__callgraph("LuaJIT 9", names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
-	CHECK(ljnames__callgraph(NULL, names, 3, LJCG_NO_RANGE, e, 1, &named) == -ENOENT);
+	CHECK(ljnames__callgraph(v, names, 3, LJCG_NO_RANGE, e, NULL, 2, &named) == -EINVAL);
+	CHECK(ljnames__callgraph("LuaJIT 9", names, 3, LJCG_NO_RANGE, e, NULL, 1, &named) == -ENOENT);
+	CHECK(ljnames__callgraph(NULL, names, 3, LJCG_NO_RANGE, e, NULL, 1, &named) == -ENOENT);
 	CHECK(!names[1]);
 }
 
