@@ -23,7 +23,7 @@
 # stripped view (by name, or by that function's luajit+0xSTART).
 #
 # The share of samples whose leaf is an unnamed luajit frame is printed
-# and must stay under NAMES_MAX_UNNAMED (default 38, percent; 26-33 here,
+# and must stay under NAMES_MAX_UNNAMED (default 38, percent; 19-33 here,
 # 39-44 before symtab/ljcallgraph.h): the static functions the calls do not
 # pin to one source function (gc_sweepstr, hash_sparse, lj_strfmt_wuint9,
 # lj_alloc_free, ...) have no name without symbols; issue 14's target of
