@@ -24,7 +24,7 @@
 #
 # The share of samples whose leaf is an unnamed luajit frame is printed
 # and must stay under NAMES_MAX_UNNAMED (default 38, percent; 19-33 here,
-# 39-44 before symtab/ljcallgraph.h): the static functions the calls do not
+# 39-48 before symtab/ljcallgraph.h): the static functions the calls do not
 # pin to one source function (gc_sweepstr, hash_sparse, lj_strfmt_wuint9,
 # lj_alloc_free, ...) have no name without symbols; issue 14's target of
 # 5% is not met.

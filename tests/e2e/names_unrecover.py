@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # names_unrecover.py -- put back, in folded stacks, FILE+0xSTART for every
 # frame of FILE that ljsnap named without a symbol of FILE's: the names
-# symtab/funcs.h recovers for a stripped LuaJIT (IR call table, calls).
+# symtab/funcs.h recovers for a stripped LuaJIT (IR call table, calls,
+# library tables).
 #
 #   names_unrecover.py FILE PPROF < IN.folded > OUT.folded
 #
