@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Function names without debug symbols (symtab/funcs.h) for two LuaJIT
+# Function names without debug symbols (symtab/funcs.h) for four LuaJIT
 # builds, checked offline against their unstripped twins: upstream LuaJIT
 # (the up-nogc64 and up-amalg variants) and OpenResty's luajit2 (or-dualnum,
 # or-amalg), built from Debian's sources with symbols by
