@@ -107,6 +107,36 @@ static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
 	return 0;
 }
 
+/* The next direct branch in code c (len bytes at link-time address lo),
+ * from byte *pos on, that lands on the first address of a range: call
+ * rel32, jmp rel32 and, with jcc, jcc rel32.  The range (*is_call set
+ * when the branch is a call), or NULL at the end.  A byte that only looks
+ * like an opcode would have to land exactly on a function's first address
+ * to count. */
+static struct func_range *funcs__next_branch(struct funcs *f, const uint8_t *c, size_t len,
+					     uint64_t lo, int jcc, size_t *pos, int *is_call)
+{
+	size_t j;
+
+	for (j = *pos; j + 5 <= len; j++) {
+		size_t op = c[j] == 0xe8 || c[j] == 0xe9 ? 1 :
+			    jcc && c[j] == 0x0f && j + 6 <= len && (c[j + 1] & 0xf0) == 0x80 ? 2 : 0;
+		struct func_range *r;
+		int32_t rel;
+
+		if (!op)
+			continue;
+		memcpy(&rel, c + j + op, 4);	/* little-endian host (x86_64) */
+		if (!(r = funcs__starting(f, lo + j + op + 4 + (uint64_t)(int64_t)rel)))
+			continue;
+		*pos = j + 1;
+		*is_call = c[j] == 0xe8;
+		return r;
+	}
+	*pos = len;
+	return NULL;
+}
+
 /* The distinct targets (ranges outside the VM that start there) of the
  * call/jmp rel32 instructions of the VM's code, in the order of their first
  * appearance.  A byte that only looks like an opcode may add a target: the
@@ -114,19 +144,13 @@ static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
 static int funcs__vm_targets(struct funcs *f, const uint8_t *c, size_t len, uint64_t lo,
 			     size_t *seq)
 {
-	size_t i, k, n = 0;
+	struct func_range *r;
+	size_t pos = 0, k, n = 0;
+	int call;
 
-	for (i = 0; i + 5 <= len; i++) {
-		struct func_range *r;
-		int32_t rel;
-		uint64_t t;
-
-		if (c[i] != 0xe8 && c[i] != 0xe9)	/* call rel32, jmp rel32 */
-			continue;
-		memcpy(&rel, c + i + 1, 4);	/* little-endian host (x86_64) */
-		t = lo + i + 5 + (uint64_t)(int64_t)rel;
-		if ((t >= lo && t < lo + len) || !(r = funcs__starting(f, t)))
-			continue;
+	while ((r = funcs__next_branch(f, c, len, lo, 0, &pos, &call)) != NULL) {
+		if (r->lo >= lo && r->lo < lo + len)
+			continue;	/* the VM's own code */
 		for (k = 0; k < n && seq[k] != (size_t)(r - f->v); k++)
 			;
 		if (k < n)
@@ -177,40 +201,31 @@ out:
 }
 
 /* Add to *e the direct calls and jumps of range i (code c) to the first
- * address of another range (not the VM's): call rel32, jmp rel32 and
- * jcc rel32, each target once, and to *jump whether a jmp or jcc reaches
- * it.  A byte that only looks like an opcode would have to land exactly on
- * a function's first address. */
+ * address of another range (not the VM's), each target once, and to *jump
+ * whether a jmp or jcc reaches it (funcs__next_branch). */
 static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *c, size_t len,
 			   uint32_t **e, uint8_t **jump, size_t *ne, size_t *cap, size_t *jcap)
 {
-	size_t j, k, first = *ne;
+	struct func_range *r;
+	size_t pos = 0, k, first = *ne;
+	int call;
 
-	for (j = 0; j + 5 <= len; j++) {
-		struct func_range *r;
-		size_t op = c[j] == 0xe8 || c[j] == 0xe9 ? 1 :
-			    c[j] == 0x0f && j + 6 <= len && (c[j + 1] & 0xf0) == 0x80 ? 2 : 0;
-		int32_t rel;
-		uint64_t t;
+	while ((r = funcs__next_branch(f, c, len, f->v[i].lo, 1, &pos, &call)) != NULL) {
+		uint32_t to = (uint32_t)(r - f->v);
 
-		if (!op)
+		if (to == i || to == vm)
 			continue;
-		memcpy(&rel, c + j + op, 4);	/* little-endian host (x86_64) */
-		t = f->v[i].lo + j + op + 4 + (uint64_t)(int64_t)rel;
-		if (!(r = funcs__starting(f, t)) || (size_t)(r - f->v) == i ||
-		    (size_t)(r - f->v) == vm)
-			continue;
-		for (k = first; k < *ne && (*e)[2 * k + 1] != (uint32_t)(r - f->v); k++)
+		for (k = first; k < *ne && (*e)[2 * k + 1] != to; k++)
 			;
 		if (k < *ne) {
-			(*jump)[k] |= c[j] != 0xe8;
+			(*jump)[k] |= !call;
 			continue;
 		}
 		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0 || VEC_GROW(*jump, jcap, *ne + 1) != 0)
 			return -ENOMEM;
 		(*e)[2 * *ne] = (uint32_t)i;
-		(*e)[2 * *ne + 1] = (uint32_t)(r - f->v);
-		(*jump)[*ne] = c[j] != 0xe8;
+		(*e)[2 * *ne + 1] = to;
+		(*jump)[*ne] = !call;
 		(*ne)++;
 	}
 	return 0;

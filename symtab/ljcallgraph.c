@@ -346,13 +346,11 @@ static int ljcg_bin__init(struct ljcg_bin *b, const struct ljcg_src *s, const ch
 /* The calls between named ranges fit the graph: each callee is reachable
  * from its caller.  A source that the IR call table cannot tell from ours
  * (another release with the same list) fails here, before a function it
- * has and ours lacks could be given a name of ours.  0 or -ENOENT; *checked
- * counts the calls. */
-static int ljcg__fits(const struct ljcg_src *s, const struct ljcg_bin *b, size_t *checked)
+ * has and ours lacks could be given a name of ours.  0 or -ENOENT. */
+static int ljcg__fits(const struct ljcg_src *s, const struct ljcg_bin *b)
 {
 	size_t u, j;
 
-	*checked = 0;
 	for (u = 0; u < b->n; u++) {
 		if (b->src[u] < 0)
 			continue;
@@ -363,7 +361,6 @@ static int ljcg__fits(const struct ljcg_src *s, const struct ljcg_bin *b, size_t
 				continue;
 			if (!BIT(s->reach + (size_t)b->src[u] * s->w, v))
 				return -ENOENT;
-			(*checked)++;
 		}
 	}
 	return 0;
@@ -430,7 +427,7 @@ int ljnames__callgraph(const char *version, const char **names, size_t n, size_t
 	struct ljcg_src s = { 0 };
 	struct ljcg_bin b = { 0 };
 	uint32_t *users = NULL;	/* per source function: ranges named or pinned to it */
-	size_t i, checked;
+	size_t i;
 	int err = -ENOENT;
 
 	*named = 0;
@@ -441,7 +438,7 @@ int ljnames__callgraph(const char *version, const char **names, size_t n, size_t
 		goto out;
 	if ((err = ljcg_src__init(&s, d)) != 0 ||
 	    (err = ljcg_bin__init(&b, &s, names, n, vm, edges, jump, nedges)) != 0 ||
-	    (err = ljcg__fits(&s, &b, &checked)) != 0 ||
+	    (err = ljcg__fits(&s, &b)) != 0 ||
 	    (err = ljcg__settle(&s, &b, vm)) != 0)
 		goto out;
 	err = -ENOMEM;
