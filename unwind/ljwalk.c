@@ -572,6 +572,7 @@ void ljw__delete(struct ljw *w)
 	ljw__vars_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
+	free(w->snap_next);
 	free(w->inl);
 	free(w);
 }

@@ -120,8 +120,12 @@ enum ljw_tsrc {
 				 * snapshot's frames under an [unknown: call_frames] */
 	LJW_TS_SNAP_CALL_PRIOR,	/* RIP in C code the trace called without side effects
 				 * (IR CALLN, CALLL, CALLA, or code the backend calls): the
-				 * covering snapshot's frames, taken before the call; Lua
-				 * functions inlined after it are in no snapshot */
+				 * covering snapshot's frames, taken before the call, which
+				 * the next snapshot has too (Lua functions inlined and left
+				 * between the two are in neither) */
+	LJW_TS_SNAP_CALL_SPLIT,	/* the same kind of call, where the snapshots before and
+				 * after it have different frames: the frames both have,
+				 * under an [unknown: call_frames] */
 	LJW__TS_MAX
 };
 

@@ -139,6 +139,7 @@ struct ljw {
 	const struct memsrc *ms_mem;	/* trace memory without the sample windows */
 	struct ljt tr;
 	struct ljt_snap *snap;
+	struct ljt_snap *snap_next;	/* the snapshot after a call (snap__split) */
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
 };

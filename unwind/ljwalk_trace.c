@@ -517,13 +517,68 @@ static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
 	return 1;
 }
 
+static int frame__same(const struct ljt_frame *a, const struct ljt_frame *b)
+{
+	return a->slot == b->slot && a->fn == b->fn && a->pt == b->pt && a->link == b->link &&
+	       a->has_link == b->has_link;
+}
+
+/*
+ * A call without side effects (IR CALLN, CALLL: the library functions
+ * builtins compile to) sets no snapshot before or after it (lj_ir.c sets
+ * needsnap only after a CALLS), and entering or leaving an inlined Lua
+ * function takes none either (lj_record.c), so the frames at the call are
+ * in no snapshot.  What is known: the frames the snapshots before and after
+ * it both have (same slot, function and link; after the last snapshot, a
+ * root trace loops or links back in its base frame).  Where the two
+ * differ, w->snap (the one before) is cut to those frames, with its PC at
+ * the call that entered the first frame left out: 1.  0 when both have the
+ * same frames or the next one cannot be read (w->snap unchanged).  One
+ * case stays unseen: a Lua function entered and left between the two.
+ */
+static int snap__split(struct ljw *w, uint32_t snapno)
+{
+	struct ljt_snap *s = w->snap, *nx;
+	uint32_t k = 0, nnext = 0;
+	uint64_t link, cpc = 0;
+
+	if (snapno + 1 < w->tr.h.nsnap) {
+		if (!w->snap_next && !(w->snap_next = malloc(sizeof(*w->snap_next))))
+			return 0;
+		nx = w->snap_next;
+		if (ljt__snap_decode(&w->tr, snapno + 1, nx))
+			return 0;
+		nnext = nx->nframes;
+		while (k < s->nframes && k < nnext && frame__same(&s->frames[k], &nx->frames[k]))
+			k++;
+	}
+	if (k == s->nframes && k == nnext)
+		return 0;
+	/* The PC of the outermost frame left out, in the frame that called it. */
+	for (; k < s->nframes; k--) {
+		link = s->frames[k].link;
+		if (s->frames[k].has_link && (link & 3) == LJD_FRAME_LUA &&
+		    (cpc = ljd__ftsz_pc(&w->d, (int64_t)link)) >= 4)
+			break;
+		if (k == 0)
+			return 0;
+	}
+	if (k == s->nframes)
+		return 1;	/* the next snapshot has more frames: all of these */
+	s->nframes = k;
+	s->pc = cpc - 4;
+	if (w->d.fr2)
+		s->topslot = k ? s->frames[k - 1].slot : 0;
+	return 1;
+}
+
 /* The inlined frames at machine-code offset ofs into w->inl (see
  * inline__emit): the trace source (enum ljw_tsrc), or -1.  A call's
  * snapshot that does not fit the stack leaves the covering one, unsure. */
 static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
 			uint64_t ofs, uint64_t *pc, uint64_t *fn, size_t *n, uint32_t *snapno)
 {
-	int pick, use_call;
+	int pick, use_call, split;
 
 	for (use_call = 1; use_call >= 0; use_call--) {
 		*n = 0;
@@ -534,8 +589,10 @@ static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 		pick = snap__pick(w, snapno, use_call);
 		if (pick < 0)
 			return -1;
+		split = pick == 2 && snap__split(w, *snapno);
 		if (inline__emit(w, out, L, base, w->snap, pc, fn, n) == 0)
 			return pick == 1 ? LJW_TS_SNAP_CALL_UNSURE :
+			       split ? LJW_TS_SNAP_CALL_SPLIT :
 			       pick == 2 ? LJW_TS_SNAP_CALL_PRIOR :
 			       w->ts.ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
 		if (pick != 0)
@@ -608,7 +665,7 @@ size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t
 			tr->snapno = (int)snapno;
 			tr->mcofs = ofs;
 			out->pc_src = LJW_SRC_SNAPSHOT;
-			if (src == LJW_TS_SNAP_CALL_UNSURE)
+			if (src == LJW_TS_SNAP_CALL_UNSURE || src == LJW_TS_SNAP_CALL_SPLIT)
 				n = call__unsure(w, out, L, n);
 			return n;
 		}

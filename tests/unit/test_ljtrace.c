@@ -184,13 +184,21 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	      "%s: tail-called base frame: %d frames, %s", mode, n, n ? ln[0] : "-");
 
 	/* RIP in C code called from the trace: the call's return address (no
-	 * side-effecting call in the IR: the covering snapshot, snap_call_prior). */
+	 * side-effecting call in the IR).  The covering snapshot #1 has helper
+	 * inlined, the next one (#2) not: the call ran in caller or in a
+	 * function it called after helper returned, so only caller is known,
+	 * at the CALL of helper (line 12), under [unknown: call_frames]
+	 * (snap_call_split). */
 	W64(w->cf - 24 - SPADJUST, MCODE + 151);
 	world_sample(w, w->T, 0x401000);
 	n = world_walk(w, wk, &o, &st, ln);
-	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 1 &&
-	      st.trace.mcofs == 150 && (st.frames[0].flags & LJW_F_INLINED),
-	      "%s: call site: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
+	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL_SPLIT && st.trace.snapno == 1 &&
+	      st.trace.mcofs == 150 && st.frames[0].kind == LJW_FRAME_UNKNOWN &&
+	      st.frames[0].reason == LJW_R_CALL_FRAMES && st.frames[1].fn != w->fn_helper &&
+	      st.frames[1].line == 12 && (st.frames[1].flags & LJW_F_TRACE) &&
+	      st.unknown[LJW_R_CALL_FRAMES] == 1,
+	      "%s: call site: src %s snap %d, %d frames, %s", mode, ljw_tsrc__name(st.trace.src),
+	      st.trace.snapno, n, n > 1 ? ln[1] : "-");
 	/* The slot is read from the sample's stack copy, never from memory
 	 * read later: the same value in the world but not in the copy. */
 	W64(w->cf - 24 - SPADJUST, 0);
@@ -206,6 +214,15 @@ static void test_walk(const struct lj_layout *lay0, const char *mode)
 	n = world_walk(w, wk, &o, &st, ln);
 	CHECKF(n == 2 && st.trace.src == LJW_TS_SNAP_CALL_PRIOR && st.trace.snapno == 2,
 	      "%s: trace_ip: src %s snap %d", mode, ljw_tsrc__name(st.trace.src), st.trace.snapno);
+	/* #0 has no frame above the base, #1 has helper: the call may have run
+	 * in helper before its first snapshot, so caller stays at #0's PC
+	 * (line 11), under [unknown: call_frames]. */
+	o.trace_ip = MCODE + 51;
+	n = world_walk(w, wk, &o, &st, ln);
+	CHECKF(n == 3 && st.trace.src == LJW_TS_SNAP_CALL_SPLIT && st.trace.snapno == 0 &&
+	      st.frames[0].reason == LJW_R_CALL_FRAMES && st.frames[1].line == 11,
+	      "%s: call before an inlined frame: src %s snap %d, %d frames", mode,
+	      ljw_tsrc__name(st.trace.src), st.trace.snapno, n);
 	o.trace_ip = 0;
 	/* No return address into the trace: the start PC (line 11). */
 	n = world_walk(w, wk, &o, &st, ln);
