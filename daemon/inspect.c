@@ -446,6 +446,49 @@ static uint64_t sample_dispatch(const struct proc *p, const struct ljs_sample *s
 	return 0;
 }
 
+#define FIND_G_GAP_NS	5000000ull	/* between two searches of one process, at first */
+#define FIND_G_GAP_MAX_NS 2000000000ull	/* ... doubling up to this while none is found */
+#define FIND_G_READS	512		/* candidate checks per search */
+
+/* A g from the words a sample saved; see record.h. */
+uint64_t inspect__find_g(struct recorder *rc, struct proc *p, const struct ljs_sample *s)
+{
+	const struct ljs_section *us;
+	struct livemem lm;
+	struct memsrc ms;
+	uint64_t *w, g = 0, gap;
+	size_t n = 0, i, nw;
+
+	(void)rc;
+	if (!p || !p->has_luajit || p->g_hint || s->g || !(s->flags & LJS_SAMPLE_F_LUAJIT) ||
+	    s->cfg_gen != p->cfg_gen || s->time_ns < p->g_scan_next_ns)
+		return 0;
+	us = ljs_sample__section(s, LJS_SEC_USTACK, -1);
+	nw = (us ? us->len / 8 : 0) + 16;
+	w = malloc(nw * sizeof(*w));
+	if (!w)
+		return 0;
+	if (s->flags & LJS_SAMPLE_F_REGS_VALID) {
+		const struct ljs_regs *r = &s->regs;
+		const uint64_t v[] = { r->r14, r->bx, r->bp, r->r12, r->r13, r->r15, r->di,
+				       r->si, r->dx, r->cx, r->ax, r->r8, r->r9 };
+
+		for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+			w[n++] = v[i];
+	}
+	for (i = 0; us && us->data && i + 8 <= us->len; i += 8)
+		memcpy(&w[n++], us->data + i, 8);
+	livemem__init(&ms, &lm, p->pid, NULL);
+	lj_detect__g_from_words(&p->layout, &ms, w, n, FIND_G_READS, &g);
+	free(w);
+	if (!g) {
+		gap = FIND_G_GAP_NS << (p->g_scans < 9 ? p->g_scans : 9);
+		p->g_scan_next_ns = s->time_ns + (gap < FIND_G_GAP_MAX_NS ? gap : FIND_G_GAP_MAX_NS);
+	}
+	p->g_scans++;
+	return g;
+}
+
 /* Live calibration from a sample; see record.h. */
 void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sample *s)
 {

@@ -37,6 +37,9 @@ struct proc {
 	int live_done;
 	uint32_t live_tries;
 	uint64_t live_next_ns;
+	/* g from saved words (inspect__find_g): searches made, next one due */
+	uint32_t g_scans;
+	uint64_t g_scan_next_ns;
 	/* The executable mappings of the last inspection, sorted, as [lo, hi)
 	 * pairs: a sample outside them means the mappings changed (exec in
 	 * progress at the first inspection, dlopen, a new JIT code area). */

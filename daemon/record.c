@@ -194,6 +194,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	const struct ljs_task_event *te = data;
 	struct ljs_sample s;
 	struct proc *p;
+	uint64_t g;
 	int err;
 
 	if (size < 8) {
@@ -237,6 +238,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 				set_g_hint(rc, p, s.g);
 			if (rc->hv)
 				harvest_sample(rc, p, &s);
+		} else if (p && p->has_luajit && !p->g_hint && (g = inspect__find_g(rc, p, &s))) {
+			rc->g_found_saved++;
+			set_g_hint(rc, p, g);
 		}
 		if (rc->hooks && rc->hooks->sample)
 			rc->hooks->sample(rc->hook_arg, p, &s);
@@ -398,6 +402,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "samples_undrained", undrained };
 	st[n++] = (struct snapfile_stat){ "processes_seen", nproc };
 	st[n++] = (struct snapfile_stat){ "processes_luajit", nlj };
+	st[n++] = (struct snapfile_stat){ "g_found_saved", rc->g_found_saved };
 	st[n++] = (struct snapfile_stat){ "bpf_run_ns", run_ns };
 	st[n++] = (struct snapfile_stat){ "bpf_run_cnt", run_cnt };
 	st[n++] = (struct snapfile_stat){ "walked", rc->walked };

@@ -97,6 +97,7 @@ struct recorder {
 	uint64_t sample_records; /* sample records taken off the ring buffer */
 	uint64_t samples_bad;	/* ... of them malformed, so not written */
 	uint64_t samples_write_failed; /* ... of them the writer refused */
+	uint64_t g_found_saved;	/* g_hints found in saved words (inspect__find_g) */
 	uint64_t task_events;
 	uint64_t sample_bytes;	/* raw record bytes of samples */
 	int werr;		/* first write error (sticky) */
@@ -185,6 +186,15 @@ void record__map_failed(struct recorder *rc, uint32_t pid, const char *what, int
  * republish the BPF configuration and the PROCESS record.  A few bounded
  * attempts per process; cheap once done. */
 void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sample *s);
+
+/* A LuaJIT sample that found no global_State, in a process none is known
+ * for yet (the threads run C code that clobbers r14, or traces that do not
+ * keep DISPATCH): look for DISPATCH or a lua_State among its registers and
+ * stack words (lj_detect__g_from_words): the g that validates, for the
+ * caller to publish as the process's g_hint so that BPF finds g in the
+ * samples that follow, or 0.  Rate limited per process, backing off while
+ * nothing is found. */
+uint64_t inspect__find_g(struct recorder *rc, struct proc *p, const struct ljs_sample *s);
 
 /* Inspect p again if its mappings may have changed since the last time:
  * a sample of it (s, or NULL from the timer at now_ns) ran outside the

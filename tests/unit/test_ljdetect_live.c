@@ -340,6 +340,25 @@ void check_live(const char *what, char *const argv[], const char *env, const cha
 			break;
 		}
 	}
+	/* g among saved words: DISPATCH (a saved r14), or a lua_State (SAVE_L),
+	 * amid words that are neither (a stack address, code, small numbers). */
+	{
+		uint64_t junk[] = { 0, 1, 0x1000, D + 8, g + 16, pd.vm_lo, L - 8, ~0ull };
+		uint64_t wd[10], fg;
+
+		memcpy(wd, junk, sizeof(junk));
+		wd[8] = 7;
+		wd[9] = D;
+		CHECKF(lj_detect__g_from_words(l, &ms, wd, 10, 64, &fg) == 0 && fg == g,
+		      "%s: g from a saved DISPATCH: %#lx", what, (unsigned long)fg);
+		wd[9] = mainL;
+		CHECKF(lj_detect__g_from_words(l, &ms, wd, 10, 64, &fg) == 0 && fg == g,
+		      "%s: g from a saved lua_State: %#lx", what, (unsigned long)fg);
+		CHECKF(lj_detect__g_from_words(l, &ms, wd, 9, 64, &fg) == -ENOENT && fg == 0,
+		      "%s: g from words that hold none: %#lx", what, (unsigned long)fg);
+		CHECKF(lj_detect__g_from_words(l, &ms, wd, 10, 1, &fg) == -ENOENT,
+		      "%s: the read budget is not kept", what);
+	}
 	/* Blocked in io.read (a C function): vmstate C (CFUNC in Tarantool >= 2.7),
 	 * cur_L the main thread. */
 	want = l->vmst.cfunc ? l->vmst.cfunc : l->vmst.c;

@@ -143,6 +143,17 @@ void lj_detect__note(struct lj_detect *d, int warning, const char *fmt, ...)
  * Returns 0 if valid, -EINVAL otherwise (unreadable memory included). */
 int lj_detect__validate_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g);
 
+/* Find a global_State from words a thread saved (its registers, its user
+ * stack copy) when the sample itself has none: C code called from the
+ * interpreter or from a GC64 trace saves DISPATCH (r14) on its stack, and
+ * the interpreter's C frame holds the running lua_State.  Each distinct
+ * plausible word is tried as DISPATCH (g = word + disp2g) and as a
+ * lua_State (g = its glref); the first g that validates wins.  At most
+ * max_reads candidate checks (each a few reads through ms).  0 with *g,
+ * -ENOENT (none found), -EINVAL, -ENOMEM. */
+int lj_detect__g_from_words(const struct lj_layout *lay, const struct memsrc *ms,
+			    const uint64_t *w, size_t n, uint32_t max_reads, uint64_t *g);
+
 /* Which GG_OFS(g) (64, 80, 96 or 112) makes g validate: returns it, or
  * -EINVAL.  112/80 mean OpenResty's larger lua_State. */
 int lj_detect__probe_gg_ofs_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g);

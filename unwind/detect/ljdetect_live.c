@@ -70,6 +70,75 @@ int lj_detect__validate_g(const struct lj_layout *lay, const struct memsrc *ms, 
 	return 0;
 }
 
+/* Does v look like a user-space address the layout can hold? */
+static int ljd__plausible(const struct lj_layout *lay, uint64_t v)
+{
+	return v >= 4096 && !(v & 7) && v < (1ull << 47) &&
+	       (lay->ref_size == 8 || v <= UINT32_MAX);
+}
+
+static int u64__cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A global_State among the words a thread saved (see ljdetect.h). */
+int lj_detect__g_from_words(const struct lj_layout *lay, const struct memsrc *ms,
+			    const uint64_t *w, size_t n, uint32_t max_reads, uint64_t *g)
+{
+	uint64_t *c, v, cand;
+	size_t i, nc = 0;
+	uint32_t reads = 0;
+	uint8_t gct;
+	int err = -ENOENT;
+
+	*g = 0;
+	if (!lay || !ms || !lay->ref_size || !lay->gg_ofs_g)
+		return -EINVAL;
+	if (n == 0)
+		return -ENOENT;
+	c = malloc(n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (ljd__plausible(lay, w[i]))
+			c[nc++] = w[i];
+	/* Each value once; the order of the words does not matter, as at most
+	 * one global_State validates in a process with one VM. */
+	qsort(c, nc, sizeof(*c), u64__cmp);
+	for (i = 0; i < nc && reads < max_reads; i++) {
+		if (i && c[i] == c[i - 1])
+			continue;
+		/* DISPATCH, saved by a C function the interpreter or a GC64
+		 * trace called (r14 is callee-saved): g = DISPATCH + disp2g,
+		 * whose mainthref points at the lua_State right before it. */
+		cand = c[i] + (uint64_t)(int64_t)lay->disp2g;
+		if (lay->disp2g && ljd__plausible(lay, cand) && cand >= lay->gg_ofs_g) {
+			reads++;
+			if (ljd__ref(lay, ms, cand + lay->g_mainthref, &v) == 0 &&
+			    v == cand - lay->gg_ofs_g && lj_detect__validate_g(lay, ms, cand) == 0) {
+				*g = cand;
+				err = 0;
+				break;
+			}
+		}
+		/* A lua_State (the interpreter's C frame keeps one, SAVE_L in
+		 * vm_x64.dasc): gct 6, and its glref a valid g. */
+		reads++;
+		if (memsrc__u8(ms, c[i] + lay->ref_size + 1, &gct) == 0 && gct == 6 &&
+		    ljd__ref(lay, ms, c[i] + lay->l_glref, &v) == 0 && ljd__plausible(lay, v) &&
+		    lj_detect__validate_g(lay, ms, v) == 0) {
+			*g = v;
+			err = 0;
+			break;
+		}
+	}
+	free(c);
+	return err;
+}
+
 /* Try each possible GG_OFS(g). */
 int lj_detect__probe_gg_ofs_g(const struct lj_layout *lay, const struct memsrc *ms, uint64_t g)
 {
