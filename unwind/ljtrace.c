@@ -71,8 +71,8 @@ static size_t hdr__fields(const struct lj_layout *lay, struct hfield *f)
 }
 
 /* Decode a header from len bytes copied from T. */
-int ljt_hdr__parse(const struct lj_layout *lay, uint64_t T, const uint8_t *b, size_t len,
-		   struct ljt_hdr *h)
+static int hdr__parse(const struct lj_layout *lay, uint64_t T, const uint8_t *b, size_t len,
+		      struct ljt_hdr *h, int flushed_ok)
 {
 	struct hfield f[24];
 	size_t n, i;
@@ -105,10 +105,16 @@ int ljt_hdr__parse(const struct lj_layout *lay, uint64_t T, const uint8_t *b, si
 	h->traceno = (uint32_t)le(b + lay->t_traceno, 2);
 	h->link = (uint32_t)le(b + lay->t_link, 2);
 	h->root = (uint32_t)le(b + lay->t_root, 2);
-	if (h->gct != LJT_GCT_TRACE || h->traceno == 0 || h->nk > LJT_REF_BIAS ||
-	    h->nins < LJT_REF_BIAS || h->nins > REF_MAX || h->nsnap == 0)
+	if (h->gct != LJT_GCT_TRACE || (h->traceno == 0 && !(flushed_ok && h->link == 0)) ||
+	    h->nk > LJT_REF_BIAS || h->nins < LJT_REF_BIAS || h->nins > REF_MAX || h->nsnap == 0)
 		return -EINVAL;
 	return 0;
+}
+
+int ljt_hdr__parse(const struct lj_layout *lay, uint64_t T, const uint8_t *b, size_t len,
+		   struct ljt_hdr *h)
+{
+	return hdr__parse(lay, T, b, len, h, 0);
 }
 
 /* Compare a header field list entry by offset (insertion sort helper). */
@@ -126,8 +132,8 @@ static void hfields__sort(struct hfield *f, size_t n)
 }
 
 /* Read the stable header fields through ms (merged into a few ranges). */
-int ljt_hdr__read(const struct lj_layout *lay, const struct memsrc *ms, uint64_t T,
-		  struct ljt_hdr *h)
+static int hdr__read(const struct lj_layout *lay, const struct memsrc *ms, uint64_t T,
+		     struct ljt_hdr *h, int flushed_ok)
 {
 	struct hfield f[24];
 	uint8_t b[512];
@@ -152,7 +158,13 @@ int ljt_hdr__read(const struct lj_layout *lay, const struct memsrc *ms, uint64_t
 		if (err)
 			return err;
 	}
-	return ljt_hdr__parse(lay, T, b, lay->t_size, h);
+	return hdr__parse(lay, T, b, lay->t_size, h, flushed_ok);
+}
+
+int ljt_hdr__read(const struct lj_layout *lay, const struct memsrc *ms, uint64_t T,
+		  struct ljt_hdr *h)
+{
+	return hdr__read(lay, ms, T, h, 0);
 }
 
 /* Do two headers describe the same trace? */
@@ -165,6 +177,31 @@ int ljt_hdr__same(const struct ljt_hdr *a, const struct ljt_hdr *b)
 	       a->szmcode == b->szmcode && a->mcode == b->mcode && a->mcloop == b->mcloop &&
 	       a->spadjust == b->spadjust && a->traceno == b->traceno && a->link == b->link &&
 	       a->root == b->root;
+}
+
+/* Is the trace at was->T in ms still the one a sample ran (see ljtrace.h)? */
+int ljt_hdr__check_run(const struct lj_layout *lay, const struct memsrc *ms,
+		       const struct ljt_hdr *was)
+{
+	struct ljt_hdr now;
+	int err = hdr__read(lay, ms, was->T, &now, 1);
+
+	if (err)
+		return err == -EINVAL ? -ESTALE : err;
+	return ljt_hdr__same_run(was, &now) ? 0 : -ESTALE;
+}
+
+/* A sampled trace, maybe flushed since (see ljtrace.h). */
+int ljt_hdr__same_run(const struct ljt_hdr *was, const struct ljt_hdr *now)
+{
+	struct ljt_hdr h;
+
+	if (now->traceno != 0 || now->link != 0 || was->traceno == 0)
+		return ljt_hdr__same(was, now);
+	h = *now;
+	h.traceno = was->traceno;
+	h.link = was->link;
+	return ljt_hdr__same(was, &h);
 }
 
 /* -- Arrays ----------------------------------------------------------------- */

@@ -90,6 +90,20 @@ int ljt_hdr__read(const struct lj_layout *lay, const struct memsrc *ms, uint64_t
 /* Do two headers describe the same trace (every field above equal)? */
 int ljt_hdr__same(const struct ljt_hdr *a, const struct ljt_hdr *b);
 
+/* Is now (read later from memory) the trace whose header a sample took
+ * (was)?  The same, or the same flushed since: lj_trace.c
+ * lj_trace_flushall (jit.flush, or a full machine-code area) zeroes each
+ * trace's traceno and link and drops it from J->trace[], but its IR and
+ * snapshots stay until the GC frees it (lj_trace_free), and a trace that
+ * was running when sampled has not run since. */
+int ljt_hdr__same_run(const struct ljt_hdr *was, const struct ljt_hdr *now);
+
+/* Read the header at was->T through ms: 0 when it is the trace the sample
+ * ran (ljt_hdr__same_run, a flushed header accepted), -ESTALE when another
+ * or no trace is there now, -EFAULT unreadable. */
+int ljt_hdr__check_run(const struct lj_layout *lay, const struct memsrc *ms,
+		       const struct ljt_hdr *was);
+
 /* One array of the trace, read whole when small, else element by element. */
 struct ljt_buf {
 	uint64_t addr, len;

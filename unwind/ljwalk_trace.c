@@ -165,7 +165,7 @@ int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint
 {
 	struct ljw_tstate *ts = &w->ts;
 	uint64_t ip = w->s->regs.ip;
-	struct ljt_hdr hm, h2;
+	struct ljt_hdr h2;
 	int n;
 
 	(void)jit_base;
@@ -176,8 +176,7 @@ int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint
 			/* Another trace's header (the BPF read raced a flush): no start. */
 			ts->have_hdr = ts->h.traceno == (uint32_t)vmstate;
 			if (!ts->have_hdr || (w->ms_mem != w->d.ms &&
-					      (ljt_hdr__read(w->d.lay, w->ms_mem, ts->h.T, &hm) ||
-					       !ljt_hdr__same(&ts->h, &hm))))
+					      ljt_hdr__check_run(w->d.lay, w->ms_mem, &ts->h)))
 				ts->stale = 1;
 		} else if (trace__mem(w, (uint32_t)vmstate, &ts->h) == 0) {
 			ts->have_hdr = 1;

@@ -400,6 +400,16 @@ static void test_hdr(const struct lj_layout *lay, const char *mode)
 	b = a;
 	b.link = 9;
 	CHECKF(!ljt_hdr__same(&a, &b), "%s: link change unnoticed", mode);
+	/* Flushed since (lj_trace_flushall): traceno and link zeroed. */
+	b = a;
+	b.traceno = b.link = 0;
+	CHECKF(!ljt_hdr__same(&a, &b) && ljt_hdr__same_run(&a, &b) && !ljt_hdr__same_run(&b, &a),
+	      "%s: a flushed trace is not the one that ran", mode);
+	b.link = 9;
+	CHECKF(!ljt_hdr__same_run(&a, &b), "%s: flushed with another link", mode);
+	b.link = 0;
+	b.nsnap++;
+	CHECKF(!ljt_hdr__same_run(&a, &b), "%s: flushed, another snapshot count", mode);
 	CHECKF(ljt_hdr__parse(lay, w->T, &w->mem[w->T - w->sm.base], lay->t_root + 1, &b) ==
 	      -EINVAL, "%s: short header accepted", mode);
 	W8(w->T + r + 1, 7);

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# E2E: samples of traces that LuaJIT flushed right after they were taken
+# keep their snapshots.  Debian's luacheck, run over /usr/share/lua/5.1
+# with the JIT on, compiles so many traces that LuaJIT flushes them all
+# again and again (lj_trace_flushall: "[TRACE flush]" in its -jv log, the
+# ground truth here; about 120 times a run).  A flush zeroes each trace's
+# number and link but leaves its IR and snapshots in place until the GC
+# frees it; the recorder, which walks each sample a little after it was
+# taken, took such a trace for another one and read none of its
+# snapshots, and the report then attributed the sample to the trace's
+# start function (badsnap: 4.4-5.5% of the trace samples).  At most 1.5%
+# of the trace samples may now be attributed without a snapshot because
+# of stale or unreadable trace data (badsnap + stale).
+. "$(dirname "$0")/lib.sh"
+need_bpf
+need_prog luajit luajit
+need_prog luacheck lua-check
+
+"$LJSNAP" record -q -F 999 -o "$TMPD/lc.ljsnap" -- luajit -jv="$TMPD/jv.txt" /usr/bin/luacheck \
+	/usr/share/lua/5.1 --no-cache -qq > /dev/null 2> "$TMPD/record.err"
+rc=$?
+# luacheck exits 1 or 2 when it finds warnings or errors; ljsnap passes the
+# command's status on
+[ $rc -le 2 ] && [ -s "$TMPD/lc.ljsnap" ] || { cat "$TMPD/record.err" >&2; fail "ljsnap record failed ($rc)"; }
+flushes=$(grep -c '^\[TRACE flush\]' "$TMPD/jv.txt")
+note "LuaJIT flushed all traces $flushes times (-jv)"
+assert_ge "$flushes" 5 "too few trace flushes to test"
+"$LJSNAP" report -f text "$TMPD/lc.ljsnap" > "$TMPD/text" 2> /dev/null || fail "report failed"
+awk '/^JIT trace samples:/ { on = 1; sub(/,/, "", $4); print "trace", $4; next }
+	on && /^ +[a-z_]+ +[0-9]+ / { print $1, $2; next }
+	on { on = 0 }' "$TMPD/text" > "$TMPD/src"
+sed 's/^/# /' "$TMPD/src"
+tr=$(value trace "$TMPD/src")
+b=$(value badsnap "$TMPD/src"); s=$(value stale "$TMPD/src")
+bad=$(( ${b:-0} + ${s:-0} ))
+assert_ge "${tr:-0}" 300 "too few trace samples"
+assert_ge "$(( tr * 15 / 1000 ))" "$bad" "more than 1.5% of the trace samples without their snapshots"
+exit 0
