@@ -33,6 +33,8 @@
 #include "unwind/pipeline.h"
 #include "unwind/native.h"
 
+#define FFNAME_CACHE	64	/* builtin names remembered (ff_name), a power of 2 */
+
 struct ljs_pipe {
 	unsigned flags;			/* LJS_PIPE_* */
 	struct objcache *oc;
@@ -48,6 +50,11 @@ struct ljs_pipe {
 	int last_native;		/* the frame pushed last was native */
 	struct intmap vm_exit;		/* VM range -> its exit handler's return address
 					 * (native_lj__exit_ret), 1 when it has none */
+	struct ffname_slot {		/* builtin names by symbol name (ff_name) */
+		const char *raw;
+		int ok;
+		char name[128];
+	} ffc[FFNAME_CACHE];
 };
 
 /* Create a pipeline. */
@@ -346,11 +353,37 @@ static int put_state_in_c(struct ljs_pipe *r, const struct ljw_stack *ls, size_t
 	return 1;
 }
 
+/* A builtin's name from its C function's symbol (ljs_name__ffsym), or NULL
+ * when the symbol is not one: remembered by the symbol name's address,
+ * which lives as long as the symbolizer (every sample of a builtin-heavy
+ * profile asks for the same few). */
+static const char *ff_name(struct ljs_pipe *r, const char *raw)
+{
+	/* Two ways, the one used last first: a profile alternating between two
+	 * builtins of one set keeps both. */
+	size_t slot = (size_t)(((uint64_t)(uintptr_t)raw * 0x9e3779b97f4a7c15ull) >> 58) &
+		      (FFNAME_CACHE - 2);
+	struct ffname_slot *a = &r->ffc[slot], *b = a + 1, t;
+
+	if (a->raw != raw) {
+		if (b->raw == raw) {
+			t = *a;
+			*a = *b;
+			*b = t;
+		} else {
+			*b = *a;
+			a->raw = raw;
+			a->ok = ljs_name__ffsym(raw, a->name, sizeof(a->name));
+		}
+	}
+	return a->ok ? a->name : NULL;
+}
+
 /* Lua frames [from, to) of the walk, innermost first. */
 static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct ljw_stack *ls,
 		   size_t from, size_t to)
 {
-	char name[LJS_NAME_MAX], ffn[128], cbuf[LJS_NAME_MAX];
+	char name[LJS_NAME_MAX], cbuf[LJS_NAME_MAX];
 	unsigned nflags = (r->flags & LJS_PIPE_LINES ? LJS_NAME_LINES : 0) |
 			  (r->flags & LJS_PIPE_CALLSITE ? LJS_NAME_CALLSITE : 0);
 	size_t i, n;
@@ -360,7 +393,7 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		const struct ljw_frame *f = &ls->frames[i];
 		const struct sym_info *si;
 		struct ljw_frame named;
-		const char *cname = NULL;
+		const char *cname = NULL, *ffn;
 
 		/* A C function's own native frames are already above it. */
 		if (f->kind == LJW_FRAME_C && r->last_native && i == from)
@@ -378,7 +411,7 @@ static int put_lua(struct ljs_pipe *r, const struct ljs_proc *p, const struct lj
 		 */
 		if (f->kind == LJW_FRAME_FF && f->cfunc && p->pm &&
 		    symbolizer__pc(r->sym, p->pm, f->cfunc, 0, &si) == 0 && si->raw_name &&
-		    si->offset == 0 && ljs_name__ffsym(si->raw_name, ffn, sizeof(ffn))) {
+		    si->offset == 0 && (ffn = ff_name(r, si->raw_name)) != NULL) {
 			named = *f;
 			named.ffname = ffn;
 			f = &named;
