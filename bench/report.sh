@@ -21,6 +21,12 @@
 #        LJSNAP_BENCH_JIT=on sudo bench/report.sh ...
 #                  the same workload with the JIT on (traces; perf's unwind
 #                  stops at trace code, so its frames per sample drop)
+#        LJSNAP_BENCH_WORK=luacheck sudo bench/report.sh 0 [HZ]
+#                  a real program instead: one Debian luacheck over
+#                  /usr/share/lua/5.1 per CPU (about 7 s with the JIT, set
+#                  LJSNAP_BENCH_JIT=on for it; SECONDS is not used): deep Lua
+#                  stacks, thousands of prototypes and traces, so the
+#                  capture carries many MEMORY records
 #
 # Workload: one `luajit -joff tests/lua/stitch_builtin.lua SECONDS` per CPU
 # (two coroutines deep, string.gsub calling back into Lua: ~16 frames per
@@ -56,6 +62,12 @@ script=$top/tests/lua/stitch_builtin.lua
 jopt=-joff
 [ "${LJSNAP_BENCH_JIT:-off}" = on ] && jopt=
 work="for i in \$(seq $ncpu); do luajit $jopt $script $seconds > /dev/null & done; wait"
+if [ "${LJSNAP_BENCH_WORK:-}" = luacheck ]; then
+	[ -x /usr/bin/luacheck ] || { echo "luacheck not found (Debian package lua-check)"; exit 1; }
+	script=/usr/bin/luacheck
+	seconds="/usr/share/lua/5.1"
+	work="for i in \$(seq $ncpu); do luajit $jopt /usr/bin/luacheck /usr/share/lua/5.1 --no-cache -qq > /dev/null & done; wait"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
