@@ -28,6 +28,7 @@
 #define MT_MAX_ENTS	(UINT32_MAX - 1)
 #define MT_MEMO		4096		/* lookups remembered across samples (a power of 2) */
 #define MT_MEMO_K	6		/* ranges a remembered lookup may overlap */
+#define MT_MEMO_NEW	128		/* entries added since a memo that it is checked against */
 
 struct mt_ent {
 	struct memtable_entry e;
@@ -50,29 +51,29 @@ struct mt_pid {
 	size_t n, nsorted, cap;
 	struct mt_run *runs;		/* runs of the sorted prefix, by addr */
 	size_t nruns, runcap;
+	uint64_t runs_gen;		/* +1 each time the runs are cut again */
 	uint32_t quiet;			/* lookups since the last add */
 };
 
 /*
- * A read that overlaps at most MT_MEMO_K ranges of its pid, each of one
- * version, with no recent addition waiting in the tail: the entries a
- * lookup considers are then the same at every time, and are remembered in
- * the order look__pass offers them, so that the next lookup of the read
- * ranks just those (the same steps, without the searches).  The outcome
- * of those steps depends on the time only through the rank of each entry
- * (the tie-break keys of a rank are the entry's own numbers), so the last
- * outcome is kept with the ranks it was found for.  Valid while the
- * table's epoch is unchanged (every add starts a new one).
+ * A read that overlaps at most MT_MEMO_K ranges of its pid, none of them
+ * with a version in the unsorted tail: the ranges a lookup considers are
+ * then the same at every time.  They are remembered (as runs, in the order
+ * look__pass offers them), so that the next lookup of the read ranks just
+ * their versions at its own time: the same steps, without the search
+ * through every run of the pid.  Valid while the runs are the same ones
+ * (runs_gen) and no entry added since (entries are numbered in insertion
+ * order, from nents on) overlaps the read.
  */
 struct mt_memo {
 	uint64_t addr, len;
-	uint64_t epoch;			/* 0: empty */
+	int filled;			/* 0: empty */
 	uint32_t pid;
-	uint32_t n;			/* entries in ent */
-	uint32_t ent[MT_MEMO_K];	/* indexes into ents */
-	uint8_t rank[MT_MEMO_K];	/* the ranks of the last outcome (0-3), */
-	uint8_t have_out;		/* when there is one: */
-	uint32_t out;			/* its entry, or UINT32_MAX for none */
+	uint32_t n;			/* runs in run */
+	uint32_t run[MT_MEMO_K];	/* indexes into the pid's runs */
+	uint32_t pos[MT_MEMO_K];	/* where each run's last search ended (run__best) */
+	uint64_t runs_gen;		/* the pid's runs_gen they index */
+	size_t nents;			/* the table's entries when last known valid */
 };
 
 struct mt_blk {
@@ -91,7 +92,6 @@ struct memtable {
 	size_t tmpcap;
 	uint64_t slack_ns;		/* see memtable__set_slack */
 	struct mt_memo *memo;		/* MT_MEMO slots, allocated by the first lookup */
-	uint64_t epoch;
 };
 
 /* -- Allocation ------------------------------------------------------------ */
@@ -229,7 +229,6 @@ static long mt__append(struct memtable *t, const struct memtable_entry *e, const
 	ne->owned = owned;
 	p->idx[p->n++] = (uint32_t)t->n;
 	p->quiet = 0;
-	t->epoch++;
 	t->bytes += e->len;
 	return (long)t->n++;
 }
@@ -336,6 +335,7 @@ static int idx__runs(struct memtable *t, struct mt_pid *p)
 		p->runs[i].maxend = maxend;
 	}
 	p->nruns = nr;
+	p->runs_gen++;
 	return 0;
 }
 
@@ -362,6 +362,7 @@ static int idx__merge(struct memtable *t, struct mt_pid *p)
 	if (idx__runs(t, p)) {
 		p->nsorted = 0;		/* every entry becomes tail again */
 		p->nruns = 0;
+		p->runs_gen++;
 		return -ENOMEM;
 	}
 	return 0;
@@ -425,13 +426,14 @@ struct look {
 	struct best all, cov;
 	int pass, conflict;
 	size_t nranges;			/* pass 0: sorted runs overlapping the read, */
-	uint32_t ent[MT_MEMO_K];	/* their only versions, in order, */
-	int multi;			/* unless one had several */
+	uint32_t run[MT_MEMO_K];	/* the first of them, in order */
+	int tail_hit;			/* an entry of the unsorted tail overlaps the read */
 };
 
 /* The version of a run that answers at time t (see memtable.h), or none. */
 static struct best run__best(const struct memtable *t, const struct mt_pid *p,
-			     const struct mt_run *r, uint64_t time_ns, uint64_t slack)
+			     const struct mt_run *r, uint64_t time_ns, uint64_t slack,
+			     uint32_t *hint)
 {
 	const uint32_t *v = p->idx + r->start;
 	const uint64_t *first = p->first + r->start;
@@ -445,8 +447,13 @@ static struct best run__best(const struct memtable *t, const struct mt_pid *p,
 	}
 	/* Disjoint windows: the last version first seen at or before t is the
 	 * only one that can contain t and the latest of rank 2; without one,
-	 * the first version is the earliest of rank 1. */
-	while (lo < hi) {
+	 * the first version is the earliest of rank 1.  Samples come in time
+	 * order, mostly: where the last search for this run ended (*hint: lo)
+	 * is checked first. */
+	if (hint && *hint <= r->n && (*hint == 0 || first[*hint - 1] <= time_ns) &&
+	    (*hint == r->n || first[*hint] > time_ns))
+		lo = *hint;
+	else while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (first[mid] <= time_ns)
@@ -454,6 +461,8 @@ static struct best run__best(const struct memtable *t, const struct mt_pid *p,
 		else
 			hi = mid;
 	}
+	if (hint)
+		*hint = (uint32_t)lo;
 	best__offer(&b, &t->ents[v[lo ? lo - 1 : 0]], time_ns, slack);
 	return b;
 }
@@ -540,10 +549,9 @@ static void look__pass(const struct memtable *t, const struct mt_pid *p, struct 
 		if (r->end <= lk->addr)
 			continue;
 		if (lk->nranges < MT_MEMO_K)
-			lk->ent[lk->nranges] = p->idx[r->start];
+			lk->run[lk->nranges] = (uint32_t)(i - 1);
 		lk->nranges++;
-		lk->multi |= r->n != 1;
-		b = run__best(t, p, r, lk->time_ns, lk->slack);
+		b = run__best(t, p, r, lk->time_ns, lk->slack, NULL);
 		if (tail)
 			tail__offer(t, p, r->addr, r->end, &b, lk->time_ns, lk->slack);
 		look__range(lk, &b);
@@ -553,8 +561,10 @@ static void look__pass(const struct memtable *t, const struct mt_pid *p, struct 
 		const struct mt_ent *me = &t->ents[p->idx[i]];
 		struct best b = { 0 };
 
-		if (me->e.addr >= lk->end || me->end <= lk->addr ||
-		    run__exists(p, me->e.addr, me->end))
+		if (me->e.addr >= lk->end || me->end <= lk->addr)
+			continue;
+		lk->tail_hit = 1;
+		if (run__exists(p, me->e.addr, me->end))
 			continue;
 		tail__offer(t, p, me->e.addr, me->end, &b, lk->time_ns, lk->slack);
 		if (b.me == me)
@@ -572,46 +582,53 @@ static struct mt_memo *memo__slot(struct memtable *t, uint32_t pid, uint64_t add
 	return &t->memo[h >> 52 & (MT_MEMO - 1)];
 }
 
-/* Remember the entries a lookup considered (see struct mt_memo). */
+/* Remember the runs a lookup considered (see struct mt_memo). */
 static void memo__fill(struct memtable *t, const struct mt_pid *p, const struct look *lk,
 		       struct mt_memo *m, uint32_t pid)
 {
-	if (!m || p->nsorted != p->n || lk->nranges > MT_MEMO_K || lk->multi)
+	if (!m || lk->tail_hit || lk->nranges > MT_MEMO_K)
 		return;
-	memcpy(m->ent, lk->ent, lk->nranges * sizeof(m->ent[0]));
+	memcpy(m->run, lk->run, lk->nranges * sizeof(m->run[0]));
+	memset(m->pos, 0, sizeof(m->pos));
 	m->n = (uint32_t)lk->nranges;
 	m->addr = lk->addr;
 	m->len = lk->end - lk->addr;
 	m->pid = pid;
-	m->have_out = 0;
-	m->epoch = t->epoch + 1;	/* 0 stays "empty" */
+	m->runs_gen = p->runs_gen;
+	m->nents = t->n;
+	m->filled = 1;
 }
 
-/* The ranks of a memo's entries at time t: 1 when they are the ranks of
- * its last outcome, else 0 (and rank filled for the next one). */
-static int memo__same_ranks(const struct memtable *t, const struct mt_memo *m, uint64_t time_ns,
-			    uint8_t *rank)
+/* Is a memo still what a lookup of its read would consider: the same runs,
+ * and no entry added since it was last checked overlapping the read?  (It
+ * is then checked up to now.) */
+static int memo__current(const struct memtable *t, const struct mt_pid *p, struct mt_memo *m)
 {
-	uint64_t k1, k2;
-	uint32_t i;
-	int same = m->have_out;
+	uint64_t end = m->addr + m->len;
+	size_t i;
 
-	for (i = 0; i < m->n; i++) {
-		rank[i] = (uint8_t)ent__rank(&t->ents[m->ent[i]].e, time_ns, t->slack_ns, &k1, &k2);
-		same &= rank[i] == m->rank[i];
+	if (m->runs_gen != p->runs_gen || m->nents > t->n || t->n - m->nents > MT_MEMO_NEW)
+		return 0;
+	for (i = m->nents; i < t->n; i++) {
+		const struct mt_ent *me = &t->ents[i];
+
+		if (me->e.pid == m->pid && me->e.addr < end && me->end > m->addr)
+			return 0;
 	}
-	return same;
+	m->nents = t->n;
+	return 1;
 }
 
-/* look__pass over the remembered entries of a read. */
-static void memo__pass(const struct memtable *t, const struct mt_memo *m, struct look *lk)
+/* look__pass over the remembered runs of a read. */
+static void memo__pass(const struct memtable *t, const struct mt_pid *p, struct mt_memo *m,
+		       struct look *lk)
 {
 	uint32_t i;
 
 	for (i = 0; i < m->n; i++) {
-		struct best b = { 0 };
+		struct best b = run__best(t, p, &p->runs[m->run[i]], lk->time_ns, lk->slack,
+					  &m->pos[i]);
 
-		best__offer(&b, &t->ents[m->ent[i]], lk->time_ns, lk->slack);
 		look__range(lk, &b);
 	}
 }
@@ -623,36 +640,17 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	struct look lk;
 	struct mt_pid *p;
 	struct mt_memo *m;
+	int memo;
 
 	if (!t || len == 0 || addr + len < addr)
 		return NULL;
-	/* A remembered read: its pid has entries and no tail (an add since
-	 * would have started a new epoch), so nothing below applies first. */
-	m = memo__slot(t, pid, addr, len);
-	if (m && m->epoch == t->epoch + 1 && m->addr == addr && m->len == len && m->pid == pid) {
-		uint8_t rank[MT_MEMO_K];
-
-		if (memo__same_ranks(t, m, time_ns, rank))
-			return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
-		memset(&lk, 0, sizeof(lk));
-		lk.addr = addr;
-		lk.end = addr + len;
-		lk.time_ns = time_ns;
-		lk.slack = t->slack_ns;
-		memo__pass(t, m, &lk);
-		if (lk.cov.me && lk.all.me != lk.cov.me) {
-			lk.pass = 1;
-			memo__pass(t, m, &lk);
-		}
-		memcpy(m->rank, rank, sizeof(rank));
-		m->have_out = 1;
-		m->out = !lk.cov.me || lk.conflict ? UINT32_MAX : (uint32_t)(lk.cov.me - t->ents);
-		return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
-	}
 	p = pid__find(t, pid);
 	if (!p || p->n == 0)
 		return NULL;
-	if (p->n > p->nsorted &&
+	m = memo__slot(t, pid, addr, len);
+	memo = m && m->filled && m->addr == addr && m->len == len && m->pid == pid &&
+	       memo__current(t, p, m);
+	if (!memo && p->n > p->nsorted &&
 	    (p->n - p->nsorted > MT_PENDING_MAX || ++p->quiet > MT_QUIET_READS))
 		idx__merge(t, p);	/* on failure the tail is scanned linearly */
 	memset(&lk, 0, sizeof(lk));
@@ -660,14 +658,21 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	lk.end = addr + len;
 	lk.time_ns = time_ns;
 	lk.slack = t->slack_ns;
-	look__pass(t, p, &lk);
-	memo__fill(t, p, &lk, m, pid);
+	if (memo) {
+		memo__pass(t, p, m, &lk);
+	} else {
+		look__pass(t, p, &lk);
+		memo__fill(t, p, &lk, m, pid);
+	}
 	if (!lk.cov.me)
 		return NULL;
 	/* Answers of other ranges ranked above ours must agree on the bytes. */
 	if (lk.all.me != lk.cov.me) {
 		lk.pass = 1;
-		look__pass(t, p, &lk);
+		if (memo)
+			memo__pass(t, p, m, &lk);
+		else
+			look__pass(t, p, &lk);
 		if (lk.conflict)
 			return NULL;
 	}
