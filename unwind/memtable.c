@@ -70,10 +70,19 @@ struct mt_memo {
 	int filled;			/* 0: empty */
 	uint32_t pid;
 	uint32_t n;			/* runs in run */
+	struct mt_pid *p;		/* the pid's entry (they never move) */
 	uint32_t run[MT_MEMO_K];	/* indexes into the pid's runs */
 	uint32_t pos[MT_MEMO_K];	/* where each run's last search ended (run__best) */
 	uint64_t runs_gen;		/* the pid's runs_gen they index */
 	size_t nents;			/* the table's entries when last known valid */
+	/* The last outcome and what it was found from: each run's answer (an
+	 * entry index, UINT32_MAX for none) and its rank.  The same answers
+	 * of the same ranks give the same outcome (the tie-break keys of a
+	 * rank are the entry's own numbers). */
+	int have_out;
+	uint32_t ans[MT_MEMO_K];
+	uint8_t rank[MT_MEMO_K];
+	uint32_t out;			/* the entry that answered, or UINT32_MAX */
 };
 
 struct mt_blk {
@@ -583,17 +592,19 @@ static struct mt_memo *memo__slot(struct memtable *t, uint32_t pid, uint64_t add
 }
 
 /* Remember the runs a lookup considered (see struct mt_memo). */
-static void memo__fill(struct memtable *t, const struct mt_pid *p, const struct look *lk,
+static void memo__fill(struct memtable *t, struct mt_pid *p, const struct look *lk,
 		       struct mt_memo *m, uint32_t pid)
 {
 	if (!m || lk->tail_hit || lk->nranges > MT_MEMO_K)
 		return;
 	memcpy(m->run, lk->run, lk->nranges * sizeof(m->run[0]));
 	memset(m->pos, 0, sizeof(m->pos));
+	m->have_out = 0;
 	m->n = (uint32_t)lk->nranges;
 	m->addr = lk->addr;
 	m->len = lk->end - lk->addr;
 	m->pid = pid;
+	m->p = p;
 	m->runs_gen = p->runs_gen;
 	m->nents = t->n;
 	m->filled = 1;
@@ -602,12 +613,12 @@ static void memo__fill(struct memtable *t, const struct mt_pid *p, const struct 
 /* Is a memo still what a lookup of its read would consider: the same runs,
  * and no entry added since it was last checked overlapping the read?  (It
  * is then checked up to now.) */
-static int memo__current(const struct memtable *t, const struct mt_pid *p, struct mt_memo *m)
+static int memo__current(const struct memtable *t, struct mt_memo *m)
 {
 	uint64_t end = m->addr + m->len;
 	size_t i;
 
-	if (m->runs_gen != p->runs_gen || m->nents > t->n || t->n - m->nents > MT_MEMO_NEW)
+	if (m->runs_gen != m->p->runs_gen || m->nents > t->n || t->n - m->nents > MT_MEMO_NEW)
 		return 0;
 	for (i = m->nents; i < t->n; i++) {
 		const struct mt_ent *me = &t->ents[i];
@@ -619,18 +630,41 @@ static int memo__current(const struct memtable *t, const struct mt_pid *p, struc
 	return 1;
 }
 
-/* look__pass over the remembered runs of a read. */
-static void memo__pass(const struct memtable *t, const struct mt_pid *p, struct mt_memo *m,
-		       struct look *lk)
+/* A lookup through a current memo: each remembered run's answer at the
+ * lookup's time, then the two passes of look__pass over those (unless they
+ * are the answers of the last outcome). */
+static const struct memtable_entry *memo__lookup(const struct memtable *t, struct mt_memo *m,
+						 struct look *lk)
 {
-	uint32_t i;
+	const struct mt_pid *p = m->p;
+	struct best b[MT_MEMO_K];
+	const struct mt_ent *cov;
+	uint32_t i, a;
+	int same = m->have_out;
 
 	for (i = 0; i < m->n; i++) {
-		struct best b = run__best(t, p, &p->runs[m->run[i]], lk->time_ns, lk->slack,
-					  &m->pos[i]);
-
-		look__range(lk, &b);
+		b[i] = run__best(t, p, &p->runs[m->run[i]], lk->time_ns, lk->slack, &m->pos[i]);
+		a = b[i].me ? (uint32_t)(b[i].me - t->ents) : UINT32_MAX;
+		same &= a == m->ans[i] && (uint8_t)b[i].rank == m->rank[i];
+		m->ans[i] = a;
+		m->rank[i] = (uint8_t)b[i].rank;
 	}
+	if (!same) {
+		memset(&lk->all, 0, sizeof(lk->all));
+		memset(&lk->cov, 0, sizeof(lk->cov));
+		for (i = 0; i < m->n; i++)
+			look__range(lk, &b[i]);
+		/* Answers of other ranges ranked above ours must agree on the bytes. */
+		if (lk->cov.me && lk->all.me != lk->cov.me) {
+			lk->pass = 1;
+			for (i = 0; i < m->n; i++)
+				look__range(lk, &b[i]);
+		}
+		cov = lk->cov.me && !lk->conflict ? lk->cov.me : NULL;
+		m->out = cov ? (uint32_t)(cov - t->ents) : UINT32_MAX;
+		m->have_out = 1;
+	}
+	return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
 }
 
 /* The entry that answers a read (see memtable.h). */
@@ -640,17 +674,23 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	struct look lk;
 	struct mt_pid *p;
 	struct mt_memo *m;
-	int memo;
 
 	if (!t || len == 0 || addr + len < addr)
 		return NULL;
+	m = memo__slot(t, pid, addr, len);
+	if (m && m->filled && m->addr == addr && m->len == len && m->pid == pid &&
+	    memo__current(t, m)) {
+		lk.addr = addr;
+		lk.end = addr + len;
+		lk.time_ns = time_ns;
+		lk.slack = t->slack_ns;
+		lk.pass = lk.conflict = 0;
+		return memo__lookup(t, m, &lk);
+	}
 	p = pid__find(t, pid);
 	if (!p || p->n == 0)
 		return NULL;
-	m = memo__slot(t, pid, addr, len);
-	memo = m && m->filled && m->addr == addr && m->len == len && m->pid == pid &&
-	       memo__current(t, p, m);
-	if (!memo && p->n > p->nsorted &&
+	if (p->n > p->nsorted &&
 	    (p->n - p->nsorted > MT_PENDING_MAX || ++p->quiet > MT_QUIET_READS))
 		idx__merge(t, p);	/* on failure the tail is scanned linearly */
 	memset(&lk, 0, sizeof(lk));
@@ -658,21 +698,14 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 	lk.end = addr + len;
 	lk.time_ns = time_ns;
 	lk.slack = t->slack_ns;
-	if (memo) {
-		memo__pass(t, p, m, &lk);
-	} else {
-		look__pass(t, p, &lk);
-		memo__fill(t, p, &lk, m, pid);
-	}
+	look__pass(t, p, &lk);
+	memo__fill(t, p, &lk, m, pid);
 	if (!lk.cov.me)
 		return NULL;
 	/* Answers of other ranges ranked above ours must agree on the bytes. */
 	if (lk.all.me != lk.cov.me) {
 		lk.pass = 1;
-		if (memo)
-			memo__pass(t, p, m, &lk);
-		else
-			look__pass(t, p, &lk);
+		look__pass(t, p, &lk);
 		if (lk.conflict)
 			return NULL;
 	}
