@@ -86,12 +86,14 @@ local st = tc.check(async_walk(), { [caller] = "caller", [va] = "va", [mt.__inde
                     { [debug.getinfo(poly[1], "S").linedefined] = true })
 local ab = st.above
 io.stderr:write(string.format("trace_walk_kinds: %d samples, %d on trace (%d snapshot, %d call " ..
-  "site, %d start fallback; %d at a loop or branch exit); above caller: va %d, __index %d, tail-called %d, closure known " ..
+  "site, %d start fallback; %d at a loop or branch exit; %d in C code under [unknown: call_frames]); above caller: " ..
+  "va %d, __index %d, tail-called %d, closure known " ..
   "by its prototype %d; %d guards of %d traces matched their snapshot\n", st.samples,
-  st.ontrace, st.snap, st.call, st.fallback, st.exitpos, ab.va or 0, ab.__index or 0, ab.tailer or 0,
-  st.byproto, st.guards, st.traces))
+  st.ontrace, st.snap, st.call, st.fallback, st.exitpos, st.marked, ab.va or 0, ab.__index or 0,
+  ab.tailer or 0, st.byproto, st.guards, st.traces))
 assert(st.ontrace >= 100, "too few samples on trace: " .. st.ontrace)
 assert(st.snap >= 0.9 * st.ontrace, "fewer than 90% of trace samples resolved by snapshot")
+assert(st.marked <= 0.1 * st.ontrace, "more than 10% of trace samples with frames unknown at a call")
 assert((ab.va or 0) >= 3, "vararg function rarely seen inlined in caller")
 assert((ab.__index or 0) >= 3, "__index metamethod rarely seen inlined in caller")
 assert(st.byproto >= 3, "closures specialized to their prototype rarely seen inlined")
