@@ -28,9 +28,10 @@
  *
  * A pure library: no syscalls, no globals.  A lookup costs O(log n) plus
  * the number of distinct ranges overlapping the read: versions of one range
- * (same addr and len) are found by binary search on time.  A read whose
- * overlapping ranges (at most six) have one version each is remembered by
- * the table until the next add: its next lookup only ranks those entries.
+ * (same addr and len) are found by binary search on time.  A read that
+ * overlaps at most six ranges is remembered by the table until an entry
+ * added later overlaps it (or the index is rebuilt): its next lookup only
+ * ranks the versions of those ranges, starting where its last search ended.
  */
 #ifndef LJSNAP_MEMTABLE_H
 #define LJSNAP_MEMTABLE_H
