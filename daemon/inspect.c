@@ -13,6 +13,7 @@
 #include "formats/capture/harvest.h"
 #include "unwind/detect/livemem.h"
 #include "unwind/detect/ljdetect.h"
+#include "unwind/native.h"
 #include "daemon/record.h"
 
 #define INSPECT_LIVE_TRIES	8		/* live calibration attempts per process */
@@ -451,30 +452,26 @@ static uint64_t sample_dispatch(const struct proc *p, const struct ljs_sample *s
 #define FIND_G_READS	512		/* candidate checks per search */
 
 /* A g from the words a sample saved; see record.h. */
-uint64_t inspect__find_g(struct recorder *rc, struct proc *p, const struct ljs_sample *s)
+uint64_t inspect__find_g(struct proc *p, const struct ljs_sample *s)
 {
 	const struct ljs_section *us;
+	struct native_regs regs;
 	struct livemem lm;
 	struct memsrc ms;
 	uint64_t *w, g = 0, gap;
-	size_t n = 0, i, nw;
+	size_t n = 0, i;
 
-	(void)rc;
 	if (!p || !p->has_luajit || p->g_hint || s->g || !(s->flags & LJS_SAMPLE_F_LUAJIT) ||
 	    s->cfg_gen != p->cfg_gen || s->time_ns < p->g_scan_next_ns)
 		return 0;
 	us = ljs_sample__section(s, LJS_SEC_USTACK, -1);
-	nw = (us ? us->len / 8 : 0) + 16;
-	w = malloc(nw * sizeof(*w));
+	w = malloc(((us ? us->len / 8 : 0) + NATIVE_NREGS) * sizeof(*w));
 	if (!w)
 		return 0;
 	if (s->flags & LJS_SAMPLE_F_REGS_VALID) {
-		const struct ljs_regs *r = &s->regs;
-		const uint64_t v[] = { r->r14, r->bx, r->bp, r->r12, r->r13, r->r15, r->di,
-				       r->si, r->dx, r->cx, r->ax, r->r8, r->r9 };
-
-		for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-			w[n++] = v[i];
+		native_regs__from_ljs(&regs, &s->regs);
+		memcpy(w, regs.r, sizeof(regs.r));
+		n = NATIVE_NREGS;
 	}
 	for (i = 0; us && us->data && i + 8 <= us->len; i += 8)
 		memcpy(&w[n++], us->data + i, 8);

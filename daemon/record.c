@@ -238,7 +238,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 				set_g_hint(rc, p, s.g);
 			if (rc->hv)
 				harvest_sample(rc, p, &s);
-		} else if (p && p->has_luajit && !p->g_hint && (g = inspect__find_g(rc, p, &s))) {
+		} else if ((g = inspect__find_g(p, &s)) != 0) {
 			rc->g_found_saved++;
 			set_g_hint(rc, p, g);
 		}

@@ -194,7 +194,7 @@ void inspect__sample(struct recorder *rc, struct proc *p, const struct ljs_sampl
  * caller to publish as the process's g_hint so that BPF finds g in the
  * samples that follow, or 0.  Rate limited per process, backing off while
  * nothing is found. */
-uint64_t inspect__find_g(struct recorder *rc, struct proc *p, const struct ljs_sample *s);
+uint64_t inspect__find_g(struct proc *p, const struct ljs_sample *s);
 
 /* Inspect p again if its mappings may have changed since the last time:
  * a sample of it (s, or NULL from the timer at now_ns) ran outside the

@@ -112,13 +112,12 @@ int lj_detect__g_from_words(const struct lj_layout *lay, const struct memsrc *ms
 		if (i && c[i] == c[i - 1])
 			continue;
 		/* DISPATCH, saved by a C function the interpreter or a GC64
-		 * trace called (r14 is callee-saved): g = DISPATCH + disp2g,
-		 * whose mainthref points at the lua_State right before it. */
+		 * trace called (r14 is callee-saved): g = DISPATCH + disp2g
+		 * (lj_detect__validate_g reads its mainthref first). */
 		cand = c[i] + (uint64_t)(int64_t)lay->disp2g;
-		if (lay->disp2g && ljd__plausible(lay, cand) && cand >= lay->gg_ofs_g) {
+		if (lay->disp2g && ljd__plausible(lay, cand)) {
 			reads++;
-			if (ljd__ref(lay, ms, cand + lay->g_mainthref, &v) == 0 &&
-			    v == cand - lay->gg_ofs_g && lj_detect__validate_g(lay, ms, cand) == 0) {
+			if (lj_detect__validate_g(lay, ms, cand) == 0) {
 				*g = cand;
 				err = 0;
 				break;
