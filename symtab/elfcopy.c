@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "symtab/elfcopy.h"
+#include "symtab/elfrel.h"
 #include "symtab/funcs.h"
 #include "symtab/ljnames.h"
 #include "symtab/vec.h"
@@ -276,6 +277,7 @@ void elfcopy__exit(struct elfcopy *c)
 /* Add the names recovered from the original; see elfcopy.h. */
 int elfcopy__names(struct elfcopy *c, struct elf_file *ef)
 {
+	struct elf_rels rels = { NULL, 0, 0 };
 	struct funcs *f = NULL;
 	int err;
 
@@ -284,7 +286,11 @@ int elfcopy__names(struct elfcopy *c, struct elf_file *ef)
 	c->names_len = 0;
 	/* Every recovered name starts from the IR call table: a file without
 	 * one (libc, most files) has none, and its ranges are not built. */
-	if ((err = ljnames__ircall(ef, NULL, NULL, NULL)) != 0)
+	err = elf_rels__read(ef, &rels);
+	if (!err)
+		err = ljnames__ircall(ef, &rels, NULL, NULL, NULL);
+	elf_rels__exit(&rels);
+	if (err)
 		return err == -ENOENT ? 0 : err;
 	if ((err = funcs__new(ef, &f)) != 0)
 		return err;

@@ -132,6 +132,8 @@ int elf_rels__read(struct elf_file *ef, struct elf_rels *r)
 {
 	int err;
 
+	if (elf_file__class(ef) != ELFCLASS64 || elf_file__machine(ef) != EM_X86_64)
+		return 0;
 	if ((err = elf_rels__rela(ef, r)) != 0 || (err = elf_rels__relr(ef, r)) != 0)
 		return err;
 	if (r->n)

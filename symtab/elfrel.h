@@ -26,7 +26,7 @@ struct elf_rels {
 };
 
 /* Read ef's .rela.dyn and .relr.dyn into r (zeroed); 0 or -ENOMEM.  A file
- * without them has none. */
+ * without them, or not x86_64 ELF64, has none. */
 int elf_rels__read(struct elf_file *ef, struct elf_rels *r);
 
 /* The relocation of the slot at off, or NULL. */

@@ -11,6 +11,7 @@
 
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
+#include "symtab/elfrel.h"
 #include "symtab/funcs.h"
 #include "symtab/ljcallgraph.h"
 #include "symtab/ljlibcf.h"
@@ -332,7 +333,7 @@ static int funcs__cf_set(void *arg, uint64_t addr, const char *name)
 
 /* Names from LuaJIT's library tables (ljnames__libcf), once the IR call
  * table said which LuaJIT source this is. */
-static int funcs__name_libs(struct funcs *f, struct elf_file *ef)
+static int funcs__name_libs(struct funcs *f, const struct elf_rels *rels)
 {
 	struct funcs_cf c = { f, NULL, 0 };
 	const struct ljcf_ranges ops = { funcs__cf_at, funcs__cf_has, funcs__cf_set, &c };
@@ -347,7 +348,7 @@ static int funcs__name_libs(struct funcs *f, struct elf_file *ef)
 		if (f->v[i].name)
 			c.sorted[c.nsorted++] = f->v[i].name;
 	qsort(c.sorted, c.nsorted, sizeof(*c.sorted), funcs__name_cmp);
-	err = ljnames__libcf(ef, f->lj_version, &ops, &named);
+	err = ljnames__libcf(rels, f->lj_version, &ops, &named);
 	free(c.sorted);
 	return err;
 }
@@ -395,12 +396,17 @@ out:
 /* Build the ranges of an ELF file. */
 int funcs__new(struct elf_file *ef, struct funcs **out)
 {
+	struct elf_rels rels = { NULL, 0, 0 };
 	struct ehframe eh;
 	int err = funcs__ranges(ef, out, &eh);
 
 	if (err)
 		return err;
-	err = ljnames__ircall(ef, funcs__lj_cb, *out, &(*out)->lj_version);
+	/* The relocations, read once: the IR call table and the library
+	 * tables are found in them. */
+	err = elf_rels__read(ef, &rels);
+	if (!err)
+		err = ljnames__ircall(ef, &rels, funcs__lj_cb, *out, &(*out)->lj_version);
 	if (err == -ENOENT)
 		err = 0;
 	if (!err && (*out)->n)
@@ -408,7 +414,8 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 	if (!err && (*out)->n)
 		err = funcs__name_calls(*out, ef, &eh);
 	if (!err && (*out)->n)	/* after the call graph: its names are the anchors */
-		err = funcs__name_libs(*out, ef);
+		err = funcs__name_libs(*out, &rels);
+	elf_rels__exit(&rels);
 	if (err) {
 		funcs__delete(*out);
 		*out = NULL;

@@ -3,13 +3,11 @@
  * ljlibcf.c -- names of LuaJIT's library C functions from the lj_lib_cf_*
  * tables; see ljlibcf.h.
  */
-#include <elf.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "symtab/elf.h"
 #include "symtab/elfrel.h"
 #include "symtab/ljlibcf.h"
 
@@ -55,20 +53,17 @@ static int ljcf__fit(const struct elf_rels *rels, size_t j, const char *const *v
 }
 
 /* Name from the library tables; see ljlibcf.h. */
-int ljnames__libcf(struct elf_file *ef, const char *version, const struct ljcf_ranges *r,
+int ljnames__libcf(const struct elf_rels *rels, const char *version, const struct ljcf_ranges *r,
 		   size_t *named)
 {
-	struct elf_rels rels = { NULL, 0, 0 };
 	const char *v[LJCF_MAX];
 	size_t at[LJCF_NLISTS];	/* where list i fits once; SIZE_MAX: nowhere or twice */
 	size_t i, j, k;
 	int err = 0;
 
 	*named = 0;
-	if (!version || elf_file__class(ef) != ELFCLASS64 || elf_file__machine(ef) != EM_X86_64)
+	if (!version)
 		return 0;
-	if ((err = elf_rels__read(ef, &rels)) != 0)
-		goto out;
 	for (i = 0; i < LJCF_NLISTS; i++) {
 		const struct ljcf_list *l = &ljcf_lists[i];
 
@@ -76,8 +71,8 @@ int ljnames__libcf(struct elf_file *ef, const char *version, const struct ljcf_r
 		if (strcmp(l->version, version) || !l->n || l->n > LJCF_MAX)
 			continue;
 		ljcf__names(l, v);
-		for (j = 0; j < rels.n; j++) {
-			if (ljcf__fit(&rels, j, v, l->n, r) <= 0)
+		for (j = 0; j < rels->n; j++) {
+			if (ljcf__fit(rels, j, v, l->n, r) <= 0)
 				continue;
 			if (at[i] != SIZE_MAX) {	/* two places: trust neither */
 				at[i] = SIZE_MAX;
@@ -100,13 +95,11 @@ int ljnames__libcf(struct elf_file *ef, const char *version, const struct ljcf_r
 		for (k = 0; k < l->n && !err; k++) {
 			const char *name;
 
-			if (r->at(r->arg, rels.v[at[i] + k].val, &name) || name)
+			if (r->at(r->arg, rels->v[at[i] + k].val, &name) || name)
 				continue;
-			if ((err = r->set(r->arg, rels.v[at[i] + k].val, v[k])) == 0)
+			if ((err = r->set(r->arg, rels->v[at[i] + k].val, v[k])) == 0)
 				(*named)++;
 		}
 	}
-out:
-	elf_rels__exit(&rels);
 	return err;
 }

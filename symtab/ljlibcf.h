@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct elf_file;
+struct elf_rels;
 
 /* What ljnames__libcf asks of the function ranges. */
 struct ljcf_ranges {
@@ -39,11 +39,11 @@ struct ljcf_ranges {
 	void *arg;
 };
 
-/* Name the unnamed functions of the library tables that fit, for the
- * LuaJIT source version (ljnames__ircall's list name); *named counts them.
- * Returns 0 (also when nothing fits or version has no lists), -ENOMEM, or
- * what set returned. */
-int ljnames__libcf(struct elf_file *ef, const char *version, const struct ljcf_ranges *r,
+/* Name the unnamed functions of the library tables that fit in a file's
+ * relocations rels (elf_rels__read), for the LuaJIT source version
+ * (ljnames__ircall's list name); *named counts them.  Returns 0 (also when
+ * nothing fits or version has no lists), or what set returned. */
+int ljnames__libcf(const struct elf_rels *rels, const char *version, const struct ljcf_ranges *r,
 		   size_t *named);
 
 #endif /* LJSNAP_SYMTAB_LJLIBCF_H */

@@ -3,7 +3,6 @@
  * ljnames.c -- LuaJIT's internal function names from lj_ir_callinfo[], read
  * through the dynamic relocations of a stripped ELF file.  See ljnames.h.
  */
-#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,21 +126,17 @@ static uint64_t ljn__find(struct elf_file *ef, const struct elf_rels *r, const c
 }
 
 /* Name LuaJIT's functions from its IR call table; see ljnames.h. */
-int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *name, void *arg),
-		    void *arg, const char **version)
+int ljnames__ircall(struct elf_file *ef, const struct elf_rels *r,
+		    int (*cb)(uint64_t addr, const char *name, void *arg), void *arg,
+		    const char **version)
 {
-	struct elf_rels r = { NULL, 0, 0 };
 	const char *const *list = NULL;
 	uint64_t base = 0, b;
 	size_t k, i, which = 0;
 	int err = -ENOENT;
 
-	if (elf_file__class(ef) != ELFCLASS64 || elf_file__machine(ef) != EM_X86_64)
-		goto out;
-	if ((err = elf_rels__read(ef, &r)) != 0)
-		goto out;
 	for (k = 0; k < sizeof(ljirc_lists) / sizeof(ljirc_lists[0]); k++) {
-		if (!(b = ljn__find(ef, &r, ljirc_lists[k].names)))
+		if (!(b = ljn__find(ef, r, ljirc_lists[k].names)))
 			continue;
 		if (list) {	/* two lists fit: trust neither */
 			list = NULL;
@@ -151,20 +146,17 @@ int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *na
 		base = b;
 		which = k;
 	}
-	err = -ENOENT;
 	if (!list)
-		goto out;
+		return -ENOENT;
 	if (version)
 		*version = ljirc_lists[which].version;
 	err = 0;
 	for (i = 0; cb && list[i] && !err; i++) {
-		const struct elf_rel *x = elf_rels__at(&r, base + i * LJN_ENTRY);
+		const struct elf_rel *x = elf_rels__at(r, base + i * LJN_ENTRY);
 
 		if (x && !x->sym && !ljn__is_libc(list[i]))
 			err = cb(x->val, list[i], arg);
 	}
-out:
-	elf_rels__exit(&r);
 	return err;
 }
 

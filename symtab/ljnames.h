@@ -35,15 +35,18 @@
 #include <stdint.h>
 
 struct elf_file;
+struct elf_rels;
 
 /* Call cb(addr, name, arg) for every LuaJIT function that the IR call table
  * of ef names (addr: link-time address of the function; name: a static
- * string); a non-zero return from cb stops and is returned.  *version (may
- * be NULL) is set to the list that fitted; a NULL cb only finds the table.
- * Returns 0, -ENOENT when ef has
- * no table that fits exactly one list (or is not x86_64 ELF64), -ENOMEM. */
-int ljnames__ircall(struct elf_file *ef, int (*cb)(uint64_t addr, const char *name, void *arg),
-		    void *arg, const char **version);
+ * string); a non-zero return from cb stops and is returned.  The table is
+ * found in ef's relocations r (elf_rels__read).  *version (may be NULL) is
+ * set to the list that fitted; a NULL cb only finds the table.  Returns 0,
+ * or -ENOENT when ef has no table that fits exactly one list (or is not
+ * x86_64 ELF64). */
+int ljnames__ircall(struct elf_file *ef, const struct elf_rels *r,
+		    int (*cb)(uint64_t addr, const char *name, void *arg), void *arg,
+		    const char **version);
 
 /* names[0 .. n): the distinct targets of the interpreter's direct calls in
  * the order of their first call, each named (by a symbol, the IR call
