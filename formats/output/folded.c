@@ -9,69 +9,80 @@
 
 #include "formats/output/folded.h"
 
-/* One line: its text (NUL-terminated, no count) and its count. */
+/* One line: its stack's frames and count. */
 struct fline {
-	const char *text;
+	const uint32_t *ids;
+	size_t n;
 	uint64_t count;
 };
 
-/* qsort comparator: by text, byte order. */
-static int fline__cmp(const void *a, const void *b)
+/* The byte that follows frame j of a line in its text: ';' or the end. */
+static int line__sep(const struct fline *l, size_t j)
 {
-	return strcmp(((const struct fline *)a)->text, ((const struct fline *)b)->text);
+	return j + 1 < l->n ? ';' : 0;
+}
+
+/* qsort_r comparator: lines in the byte order of their text (strcmp of
+ * "frame;frame..."), found frame by frame without building the text.
+ * Names hold no ';' and no NUL (aggregate.c), so at the first frame whose
+ * names differ the texts differ at the first differing byte of
+ * "name" + separator. */
+static int fline__cmp(const void *x, const void *y, void *ctx)
+{
+	const struct fline *a = x, *b = y;
+	const struct agg *g = ctx;
+	size_t j, k, la, lb;
+
+	for (j = 0; j < a->n && j < b->n; j++) {
+		const unsigned char *na, *nb;
+
+		if (a->ids[j] == b->ids[j])
+			continue;
+		na = (const unsigned char *)agg__frame_name(g, a->ids[j], &la);
+		nb = (const unsigned char *)agg__frame_name(g, b->ids[j], &lb);
+		for (k = 0; k < la && k < lb && na[k] == nb[k]; k++)
+			;
+		if (k < la && k < lb)
+			return na[k] < nb[k] ? -1 : 1;
+		if (la == lb) {
+			if (j + 1 < a->n && j + 1 < b->n)
+				continue;	/* equal names of two frame kinds */
+			break;
+		}
+		if (k == la)
+			return line__sep(a, j) < nb[k] ? -1 : 1;
+		return (int)na[k] < line__sep(b, j) ? -1 : 1;
+	}
+	/* One text is a prefix of the other: the shorter ends first. */
+	return a->n < b->n ? -1 : a->n > b->n;
 }
 
 /* Write every stack of a to out. */
 int folded__write(const struct agg *a, const struct output_opts *o, FILE *out)
 {
-	size_t ns = agg__nstacks(a), i, j, total = 0, pos = 0;
-	struct fline *lines = NULL;
-	char *text = NULL;
+	size_t ns = agg__nstacks(a), i, j, len;
+	struct fline *lines;
 	int err = 0;
 
 	(void)o;
-	/* Text of every line, back to back. */
-	for (i = 0; i < ns; i++) {
-		const uint32_t *ids;
-		size_t n, len;
-		uint64_t count;
-
-		agg__stack(a, i, &ids, &n, &count);
-		for (j = 0; j < n; j++) {
-			agg__frame_name(a, ids[j], &len);
-			total += len + 1;
-		}
-	}
 	lines = calloc(ns ? ns : 1, sizeof(*lines));
-	text = malloc(total ? total : 1);
-	if (!lines || !text) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < ns; i++) {
-		const uint32_t *ids;
-		size_t n, len;
-		uint64_t count;
-
-		agg__stack(a, i, &ids, &n, &count);
-		lines[i].text = text + pos;
-		lines[i].count = count;
-		for (j = 0; j < n; j++) {
-			const char *name = agg__frame_name(a, ids[j], &len);
-
-			memcpy(text + pos, name, len);
-			pos += len;
-			text[pos++] = j + 1 < n ? ';' : '\0';
-		}
-	}
-	qsort(lines, ns, sizeof(*lines), fline__cmp);
+	if (!lines)
+		return -ENOMEM;
 	for (i = 0; i < ns; i++)
-		if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, lines[i].count) < 0)
-			break;
+		agg__stack(a, i, &lines[i].ids, &lines[i].n, &lines[i].count);
+	qsort_r(lines, ns, sizeof(*lines), fline__cmp, (void *)a);
+	for (i = 0; i < ns && !ferror(out); i++) {
+		for (j = 0; j < lines[i].n; j++) {
+			const char *name = agg__frame_name(a, lines[i].ids[j], &len);
+
+			if (j)
+				putc_unlocked(';', out);
+			fwrite_unlocked(name, 1, len, out);
+		}
+		fprintf(out, " %" PRIu64 "\n", lines[i].count);
+	}
 	if (fflush(out) || ferror(out))
 		err = -EIO;
-out:
 	free(lines);
-	free(text);
 	return err;
 }
