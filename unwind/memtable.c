@@ -2,8 +2,9 @@
 /*
  * memtable.c -- the time-aware memory table (see memtable.h).
  *
- * Entries live in one array in insertion order; their bytes live in arena
- * blocks (or in buffers the table took over).  Each pid has an index of
+ * Entries live in one array in insertion order; each holds its bytes in a
+ * buffer of its own, so that memtable_expire.c can free the bytes of
+ * entries no later read can use.  Each pid has an index of
  * entry numbers: a prefix sorted by (addr, end, first_ns, gen), cut into
  * runs of one range each (the versions of that range in time order), plus
  * a short unsorted tail of recent additions that lookups scan linearly
@@ -17,91 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symtab/intmap.h"
 #include "symtab/vec.h"
-#include "unwind/memtable.h"
-
-#define MT_BLK_SIZE	(1u << 20)	/* arena block */
-#define MT_BIG		(64u << 10)	/* copies at least this large get their own buffer */
-#define MT_PENDING_MAX	64		/* unsorted tail merged beyond this, */
-#define MT_QUIET_READS	64		/* or after this many lookups without an add */
-#define MT_MAX_ENTS	(UINT32_MAX - 1)
-#define MT_MEMO		4096		/* lookups remembered across samples (a power of 2) */
-#define MT_MEMO_K	6		/* ranges a remembered lookup may overlap */
-#define MT_MEMO_NEW	128		/* entries added since a memo that it is checked against */
-
-struct mt_ent {
-	struct memtable_entry e;
-	uint64_t end;			/* addr + len */
-	uint8_t owned;			/* data is a buffer of its own */
-};
-
-/* One range (addr, end) of a pid: its versions are idx[start .. start+n). */
-struct mt_run {
-	uint64_t addr, end;
-	uint64_t maxend;		/* max end over this run and every run before it */
-	uint32_t start, n;
-	uint32_t overlap;		/* some versions' windows overlap: scan them all */
-};
-
-struct mt_pid {
-	uint32_t pid;
-	uint32_t *idx;			/* [0, nsorted) sorted, then [nsorted, n) unsorted */
-	uint64_t *first;		/* first_ns of idx[i], i < nsorted (binary searches) */
-	size_t n, nsorted, cap;
-	struct mt_run *runs;		/* runs of the sorted prefix, by addr */
-	size_t nruns, runcap;
-	uint64_t runs_gen;		/* +1 each time the runs are cut again */
-	uint32_t quiet;			/* lookups since the last add */
-};
-
-/*
- * A read that overlaps at most MT_MEMO_K ranges of its pid, none of them
- * with a version in the unsorted tail: the ranges a lookup considers are
- * then the same at every time.  They are remembered (as runs, in the order
- * look__pass offers them), so that the next lookup of the read ranks just
- * their versions at its own time: the same steps, without the search
- * through every run of the pid.  Valid while the runs are the same ones
- * (runs_gen) and no entry added since (entries are numbered in insertion
- * order, from nents on) overlaps the read.
- */
-struct mt_memo {
-	uint64_t addr, len;
-	int filled;			/* 0: empty */
-	uint32_t pid;
-	uint32_t n;			/* runs in run */
-	struct mt_pid *p;		/* the pid's entry (they never move) */
-	uint32_t run[MT_MEMO_K];	/* indexes into the pid's runs */
-	uint32_t pos[MT_MEMO_K];	/* where each run's last search ended (run__best) */
-	uint64_t runs_gen;		/* the pid's runs_gen they index */
-	size_t nents;			/* the table's entries when last known valid */
-	/* The last outcome and what it was found from: each run's answer (an
-	 * entry index, UINT32_MAX for none) and its rank.  The same answers
-	 * of the same ranks give the same outcome (the tie-break keys of a
-	 * rank are the entry's own numbers). */
-	int have_out;
-	uint32_t ans[MT_MEMO_K];
-	uint8_t rank[MT_MEMO_K];
-	uint32_t out;			/* the entry that answered, or UINT32_MAX */
-};
-
-struct mt_blk {
-	struct mt_blk *next;
-	size_t used, size;
-	uint8_t data[];
-};
-
-struct memtable {
-	struct mt_ent *ents;
-	size_t n, cap;
-	struct intmap pids;		/* pid -> struct mt_pid * */
-	struct mt_blk *blk;
-	uint64_t bytes;
-	uint32_t *tmp;			/* merge buffer */
-	size_t tmpcap;
-	uint64_t slack_ns;		/* see memtable__set_slack */
-	struct mt_memo *memo;		/* MT_MEMO slots, allocated by the first lookup */
-};
+#include "unwind/memtable_int.h"
 
 /* -- Allocation ------------------------------------------------------------ */
 
@@ -114,15 +32,13 @@ struct memtable *memtable__new(void)
 /* Free a table, its entries and everything it owns. */
 void memtable__delete(struct memtable *t)
 {
-	struct mt_blk *b, *nb;
 	size_t i, it = 0;
 	uint64_t v;
 
 	if (!t)
 		return;
 	for (i = 0; i < t->n; i++)
-		if (t->ents[i].owned)
-			free((void *)t->ents[i].e.data);
+		free((void *)t->ents[i].e.data);
 	while (intmap__next(&t->pids, &it, NULL, &v)) {
 		struct mt_pid *p = (struct mt_pid *)(uintptr_t)v;
 
@@ -131,47 +47,11 @@ void memtable__delete(struct memtable *t)
 		free(p->runs);
 		free(p);
 	}
-	for (b = t->blk; b; b = nb) {
-		nb = b->next;
-		free(b);
-	}
 	intmap__exit(&t->pids);
 	free(t->ents);
 	free(t->tmp);
 	free(t->memo);
 	free(t);
-}
-
-/* Copy len bytes into the arena (or a buffer of its own); sets *owned. */
-static uint8_t *mt__copy(struct memtable *t, const uint8_t *src, size_t len, uint8_t *owned)
-{
-	struct mt_blk *b = t->blk;
-	uint8_t *p;
-
-	*owned = 0;
-	if (len >= MT_BIG) {
-		p = malloc(len);
-		if (p) {
-			memcpy(p, src, len);
-			*owned = 1;
-		}
-		return p;
-	}
-	if (!b || b->size - b->used < len) {
-		b = malloc(sizeof(*b) + MT_BLK_SIZE);
-		if (!b)
-			return NULL;
-		b->used = 0;
-		b->size = MT_BLK_SIZE;
-		b->next = t->blk;
-		t->blk = b;
-	}
-	p = b->data + b->used;
-	memcpy(p, src, len);
-	b->used += (len + 7) & ~(size_t)7;
-	if (b->used > b->size)
-		b->used = b->size;
-	return p;
 }
 
 /* -- Pids ------------------------------------------------------------------ */
@@ -215,8 +95,7 @@ static int ent__valid(const struct memtable_entry *e, const uint8_t *data)
 }
 
 /* Append entry e (data already placed) to the table and its pid's index. */
-static long mt__append(struct memtable *t, const struct memtable_entry *e, const uint8_t *data,
-		       uint8_t owned)
+static long mt__append(struct memtable *t, const struct memtable_entry *e, const uint8_t *data)
 {
 	struct mt_pid *p;
 	struct mt_ent *ne;
@@ -235,27 +114,33 @@ static long mt__append(struct memtable *t, const struct memtable_entry *e, const
 	ne->e = *e;
 	ne->e.data = data;
 	ne->end = e->addr + e->len;
-	ne->owned = owned;
 	p->idx[p->n++] = (uint32_t)t->n;
 	p->quiet = 0;
 	t->bytes += e->len;
 	return (long)t->n++;
 }
 
+/* Would __add accept e? */
+int memtable__valid(const struct memtable_entry *e)
+{
+	return ent__valid(e, e ? e->data : NULL);
+}
+
 /* Add an entry, copying its bytes. */
 long memtable__add(struct memtable *t, const struct memtable_entry *e)
 {
-	uint8_t *data, owned;
+	uint8_t *data;
 	long ret;
 
 	if (!t || !e || !ent__valid(e, e->data))
 		return -EINVAL;
-	data = mt__copy(t, e->data, e->len, &owned);
+	data = malloc(e->len);
 	if (!data)
 		return -ENOMEM;
-	ret = mt__append(t, e, data, owned);
-	if (ret < 0 && owned)
-		free(data);	/* an arena copy is simply left unused */
+	memcpy(data, e->data, e->len);
+	ret = mt__append(t, e, data);
+	if (ret < 0)
+		free(data);
 	return ret;
 }
 
@@ -264,7 +149,7 @@ long memtable__add_owned(struct memtable *t, const struct memtable_entry *e, uin
 {
 	if (!t || !e || !ent__valid(e, data))
 		return -EINVAL;
-	return mt__append(t, e, data, 1);
+	return mt__append(t, e, data);
 }
 
 /* Number of entries. */
@@ -305,8 +190,8 @@ static int idx__cmp(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-/* Cut the sorted index of p into runs.  0 or -ENOMEM. */
-static int idx__runs(struct memtable *t, struct mt_pid *p)
+/* Cut the sorted index of p into runs (memtable_int.h). */
+int mt_pid__runs(struct memtable *t, struct mt_pid *p)
 {
 	size_t i, nr = 0;
 	uint64_t maxend = 0, *nf = realloc(p->first, p->cap * sizeof(*nf));
@@ -348,10 +233,10 @@ static int idx__runs(struct memtable *t, struct mt_pid *p)
 	return 0;
 }
 
-/* Merge the unsorted tail of p into its sorted prefix and recut the runs.
- * 0 or -ENOMEM (then entries stay in, or fall back to, the tail, which
- * lookups scan linearly: slower, never wrong). */
-static int idx__merge(struct memtable *t, struct mt_pid *p)
+/* Merge the unsorted tail of p into its sorted prefix and recut the runs
+ * (memtable_int.h).  On -ENOMEM entries stay in, or fall back to, the
+ * tail, which lookups scan linearly: slower, never wrong. */
+int mt_pid__merge(struct memtable *t, struct mt_pid *p)
 {
 	size_t i = 0, j, k = 0, m = p->nsorted;
 
@@ -368,7 +253,7 @@ static int idx__merge(struct memtable *t, struct mt_pid *p)
 	}
 	memcpy(p->idx, t->tmp, p->n * sizeof(*p->idx));
 	p->nsorted = p->n;
-	if (idx__runs(t, p)) {
+	if (mt_pid__runs(t, p)) {
 		p->nsorted = 0;		/* every entry becomes tail again */
 		p->nruns = 0;
 		p->runs_gen++;
@@ -692,7 +577,7 @@ const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, 
 		return NULL;
 	if (p->n > p->nsorted &&
 	    (p->n - p->nsorted > MT_PENDING_MAX || ++p->quiet > MT_QUIET_READS))
-		idx__merge(t, p);	/* on failure the tail is scanned linearly */
+		mt_pid__merge(t, p);	/* on failure the tail is scanned linearly */
 	memset(&lk, 0, sizeof(lk));
 	lk.addr = addr;
 	lk.end = addr + len;

@@ -26,6 +26,9 @@
  * data.  first_ns should be the time of the first sample the bytes were
  * read for (or, for bytes that changed after it, when they were seen).
  *
+ * A reader that goes through samples in time order can keep the table to
+ * what is still current with memtable__expire.
+ *
  * A pure library: no syscalls, no globals.  A lookup costs O(log n) plus
  * the number of distinct ranges overlapping the read: versions of one range
  * (same addr and len) are found by binary search on time.  A read that
@@ -64,6 +67,9 @@ void memtable__delete(struct memtable *t);
  * -ENOMEM, -E2BIG (table full). */
 long memtable__add(struct memtable *t, const struct memtable_entry *e);
 
+/* 1 if memtable__add would accept e (given its data), else 0. */
+int memtable__valid(const struct memtable_entry *e);
+
 /* Same, but take ownership of data (a malloc'ed buffer of e->len bytes,
  * freed by the table).  On error the caller still owns data. */
 long memtable__add_owned(struct memtable *t, const struct memtable_entry *e, uint8_t *data);
@@ -81,6 +87,22 @@ const struct memtable_entry *memtable__entry(const struct memtable *t, size_t i)
  * const; the call may reorganize its index (not thread-safe). */
 const struct memtable_entry *memtable__lookup(struct memtable *t, uint32_t pid, uint64_t addr,
 					      uint64_t len, uint64_t time_ns);
+
+/* Drop what no read at time_ns or later can use, and free its bytes: every
+ * entry of a pid given to memtable__drop_pid, and each version of a range
+ * whose window ended before time_ns when another version of that range was
+ * first seen at or before time_ns and after it (a later first_ns, or the
+ * same and a higher gen): from time_ns on that one ranks above it at every
+ * time (rule 1 above).  Reads at time_ns or later get the same answers as
+ * before.  Entries are renumbered (insertion order kept): indexes from
+ * __add and pointers from __lookup and __entry are stale after a call that
+ * dropped anything.  Returns the entries dropped, or -ENOMEM (nothing
+ * dropped).  memtable_expire.c. */
+long memtable__expire(struct memtable *t, uint64_t time_ns);
+
+/* No read of pid follows: every later __expire drops its entries, those
+ * added after this call too.  0 or -EINVAL. */
+int memtable__drop_pid(struct memtable *t, uint32_t pid);
 
 /* Let entries first seen up to slack_ns after a read's time answer it when
  * no entry was seen at or before that time.  The recorder walks samples in

@@ -283,6 +283,7 @@ static void test_memsrc(void)
 struct oent {
 	uint64_t addr, len, first, last, gen;
 	uint8_t fill;
+	uint32_t pid;			/* test_expire */
 };
 
 /* Rank per memtable.h (0 = none); keys larger-is-better. */
@@ -528,6 +529,101 @@ static void test_memo(void)
 	memtable__delete(t);
 }
 
+/* A reader going through a capture in time order: entries arrive in file
+ * order (first_ns out of order by at most LAM), lookups come at sample
+ * times (out of order by at most DEL), and the table is expired at the
+ * latest time no later lookup can precede.  Every read must give the same
+ * bytes as a table that holds every entry from the start (report without
+ * expiry) and as one fed the same way that never expires. */
+static void test_expire(void)
+{
+	enum { N = 6000, Q = 40000, LAM = 50, DEL = 30, SLACK = 40 };
+	struct oent *es = calloc(N, sizeof(*es));
+	struct memtable *all = memtable__new(), *fed = memtable__new(), *exp = memtable__new();
+	unsigned seed = 4242;
+	size_t i, q, loaded = 0, bad = 0, answered = 0;
+	uint64_t runmax = 0, memmax = 0, dropped = 0, pid2_end = 20000;
+	long r;
+	int drop2 = 0;
+
+	for (i = 0; i < N; i++) {
+		struct oent *e = &es[i];
+		uint64_t base = LAM + i * 8;		/* file order ~ time order */
+
+		e->first = base - (uint64_t)(rand_r(&seed) % LAM);
+		e->last = e->first + (rand_r(&seed) % 3 ? 0 : (uint64_t)(rand_r(&seed) % 400));
+		e->addr = 0x1000 + 8 * (uint64_t)(rand_r(&seed) % 16);
+		e->len = 8 * (1 + (uint64_t)(rand_r(&seed) % 4));
+		e->gen = 1 + (uint64_t)(rand_r(&seed) % 3000);	/* ties happen */
+		e->fill = (uint8_t)('a' + rand_r(&seed) % 3);
+		e->pid = rand_r(&seed) % 4 ? 1 : 2;
+		CHECK(add_fill(all, e->pid, e->addr, (uint32_t)e->len, e->fill, e->first, e->last,
+			       e->gen) >= 0);
+	}
+	memtable__set_slack(all, SLACK);
+	memtable__set_slack(fed, SLACK);
+	memtable__set_slack(exp, SLACK);
+	for (q = 0; q < Q; q++) {
+		uint64_t t = 60 + q * (8 * N / Q) + (uint64_t)(rand_r(&seed) % DEL);
+		uint64_t addr = 0x1000 + 4 * (uint64_t)(rand_r(&seed) % 40);
+		uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 24);
+		uint32_t pid = rand_r(&seed) % 5 ? 1 : 2;
+		int a, b, c;
+
+		if (pid == 2 && t >= pid2_end)
+			pid = 1;		/* pid 2 is not sampled any more */
+		if (t > runmax)
+			runmax = t;
+		/* Everything first seen up to t + SLACK is in. */
+		while (loaded < N && (loaded == 0 || memmax < runmax + SLACK + LAM)) {
+			const struct oent *e = &es[loaded++];
+
+			if (e->first > memmax)
+				memmax = e->first;
+			CHECK(add_fill(fed, e->pid, e->addr, (uint32_t)e->len, e->fill, e->first,
+				       e->last, e->gen) >= 0);
+			CHECK(add_fill(exp, e->pid, e->addr, (uint32_t)e->len, e->fill, e->first,
+				       e->last, e->gen) >= 0);
+		}
+		if (!drop2 && runmax >= pid2_end + DEL) {
+			CHECK(memtable__drop_pid(exp, 2) == 0);
+			drop2 = 1;
+		}
+		if (q % 97 == 0 && runmax > DEL) {
+			r = memtable__expire(exp, runmax - DEL);
+			CHECK(r >= 0);
+			dropped += r > 0 ? (uint64_t)r : 0;
+		}
+		a = read_fill(all, pid, addr, (size_t)len, t);
+		b = read_fill(fed, pid, addr, (size_t)len, t);
+		c = read_fill(exp, pid, addr, (size_t)len, t);
+		if (a != b || a != c) {
+			if (bad++ < 3)
+				fprintf(stderr, "expire: pid %u 0x%llx+%llu at %llu: all %d fed %d "
+					"expired %d\n", pid, (unsigned long long)addr,
+					(unsigned long long)len, (unsigned long long)t, a, b, c);
+		}
+		answered += a >= 0;
+	}
+	CHECK(bad == 0);
+	CHECK(answered > Q / 4);
+	/* Most versions went, and so did pid 2. */
+	r = memtable__expire(exp, runmax - DEL);
+	CHECK(r >= 0);
+	dropped += r > 0 ? (uint64_t)r : 0;
+	CHECK(memtable__count(exp) < memtable__count(fed) / 4);
+	CHECK(dropped + memtable__count(exp) == memtable__count(fed));
+	for (i = 0; i < memtable__count(exp); i++)
+		CHECK(memtable__entry(exp, i)->pid != 2);
+	printf("expire: %zu lookups agree; %zu entries fed, %zu kept\n", (size_t)Q,
+	       memtable__count(fed), memtable__count(exp));
+	CHECK(memtable__expire(NULL, 0) == -EINVAL && memtable__drop_pid(NULL, 1) == -EINVAL);
+	memtable__delete(all);
+	memtable__delete(fed);
+	memtable__delete(exp);
+	free(es);
+}
+
 int main(void)
 {
 	test_generations();
@@ -540,6 +636,7 @@ int main(void)
 	test_memsrc();
 	test_oracle();
 	test_memo();
+	test_expire();
 	test_speed();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
