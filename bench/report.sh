@@ -24,7 +24,9 @@
 #        LJSNAP_BENCH_WORK=luacheck sudo bench/report.sh 0 [HZ]
 #                  a real program instead: one Debian luacheck over
 #                  /usr/share/lua/5.1 per CPU (about 7 s with the JIT, set
-#                  LJSNAP_BENCH_JIT=on for it; SECONDS is not used): deep Lua
+#                  LJSNAP_BENCH_JIT=on for it; SECONDS > 0 repeats it that
+#                  long, but perf's capture grows by 16 KiB per sample: for
+#                  report's memory on a long capture see bench/report_rss.sh): deep Lua
 #                  stacks, thousands of prototypes and traces, so the
 #                  capture carries many MEMORY records
 #
@@ -40,7 +42,8 @@
 # the cframe, so it emits about twice the frames per sample here).  The
 # workload runs with -joff, so that perf can unwind through the interpreter
 # at all (a JIT trace has no CFI: perf stops there).  `ljsnap report
-# --lua-only` (no native unwinding) is printed as a reference.  Not part of
+# --lua-only` (no native unwinding) is printed as a reference, and the peak
+# RSS of report and perf script (with /usr/bin/time, Debian package time).  Not part of
 # `make check`: a benchmark, not a test.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,7 +69,15 @@ if [ "${LJSNAP_BENCH_WORK:-}" = luacheck ]; then
 	[ -x /usr/bin/luacheck ] || { echo "luacheck not found (Debian package lua-check)"; exit 1; }
 	script=/usr/bin/luacheck
 	seconds="/usr/share/lua/5.1"
-	work="for i in \$(seq $ncpu); do luajit $jopt /usr/bin/luacheck /usr/share/lua/5.1 --no-cache -qq > /dev/null & done; wait"
+	lc="luajit $jopt /usr/bin/luacheck /usr/share/lua/5.1 --no-cache -qq > /dev/null"
+	work="for i in \$(seq $ncpu); do $lc & done; wait"
+	# SECONDS > 0: each CPU runs luacheck again and again for that long
+	# (a long capture: about 4.5 MB/s at 4999 Hz on 2 CPUs)
+	if [ "${1:-0}" -gt 0 ]; then
+		work="end=\$((\$(date +%s) + $1)); for i in \$(seq $ncpu); do"
+		work="$work (while [ \$(date +%s) -lt \$end ]; do $lc; done) & done; wait"
+		seconds="/usr/share/lua/5.1, repeated for $1 s"
+	fi
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -119,6 +130,15 @@ awk -v a="$ls" -v aw="$lw" -v b="$ps" -v bw="$pw" -v pf="$pf" -v lf="$lf" 'BEGIN
 	printf "frames per second: ljsnap %.0f, perf script %.0f\n", ra * lf, rb * pb
 	printf "ratio (samples/s): ljsnap report / perf script = %.2f\n", (rb > 0 ? ra / rb : 0) }'
 grep '^ljsnap report: note: native stacks' "$tmp/err" 2>/dev/null || true
+# Peak memory of each (GNU time's maximum resident set size).
+if [ -x /usr/bin/time ]; then
+	/usr/bin/time -f %M -o "$tmp/rss.lj" "$LJSNAP" report -f folded "${ropts[@]}" "$tmp/lj.ljsnap" \
+		> /dev/null 2>&1 || true
+	/usr/bin/time -f %M -o "$tmp/rss.perf" perf script -i "$tmp/perf.data" > /dev/null 2>&1 || true
+	printf "peak RSS: ljsnap report %s MB on a %s MB capture, perf script %s MB\n" \
+		"$(( $(tail -1 "$tmp/rss.lj") / 1024 ))" "$(( $(stat -c %s "$tmp/lj.ljsnap") >> 20 ))" \
+		"$(( $(tail -1 "$tmp/rss.perf") / 1024 ))"
+fi
 "$LJSNAP" report -f text "$tmp/lj.ljsnap" 2>/dev/null | grep -E 'native stacks|unwound to the main chunk' | sed 's/^ */ljsnap: /' || true
 
 # An older build on the same capture, side by side (LJSNAP_BASELINE).

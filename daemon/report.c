@@ -25,6 +25,7 @@
 #include "daemon/embed.h"
 #include "daemon/numarg.h"
 #include "daemon/report_proc.h"
+#include "daemon/report_mem.h"
 #include "daemon/report_read.h"
 #include "formats/capture/snapfile.h"
 #include "formats/output/aggregate.h"
@@ -300,9 +301,12 @@ struct recstats {
 	uint64_t unsampled;		/* processes the BPF maps had no room for */
 };
 
-/* Read every PROCESS and MEMORY record.  0 or negative errno (message printed). */
-static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct memtable *mt,
-		struct notes *nt, struct recstats *rs)
+/* Read every record but the samples' bodies: processes, kernel symbols,
+ * embedded files and stats are kept; when samples and MEMORY records come
+ * goes into the plan for walk_all (report_mem.h).  0 or negative errno
+ * (message printed). */
+static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe,
+		struct report_mem_plan *pl, struct notes *nt, struct recstats *rs)
 {
 	struct snapfile_reader *r;
 	struct snapfile_rec rec;
@@ -316,13 +320,17 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct
 		fprintf(stderr, "ljsnap report: %s: %s\n", path, msg[0] ? msg : snapfile__strerror(err));
 		return err;
 	}
-	/* Samples are checked by the second pass. */
+	/* Samples are checked by the second pass; this one notes when they come
+	 * (report_mem.h). */
 	snapfile_reader__skip_kinds(r, 1u << SNAPFILE_REC_SAMPLE);
+	snapfile_reader__sample_heads(r, 1);
 	while ((ret = snapfile_reader__next(r, &rec)) != 0) {
 		if (ret < 0) {
 			notes__add(nt, "%s", snapfile_reader__error(r));
 			continue;
 		}
+		if (rec.kind != SNAPFILE_REC_MEMORY)
+			report_mem_plan__record(pl, &rec);
 		switch (rec.kind) {
 		case SNAPFILE_REC_PROCESS:
 			err = ptab__process(pt, pipe, &rec.proc, rec.offset);
@@ -348,10 +356,11 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct
 				.data = rec.mem.data, .first_ns = rec.mem.first_ns,
 				.last_ns = rec.mem.last_ns, .gen = rec.mem.gen,
 			};
-			long id = memtable__add(mt, &e);
 
-			err = id == -ENOMEM ? -ENOMEM : 0;
-			bad_mem += id < 0 && id != -ENOMEM;
+			if (memtable__valid(&e))
+				report_mem_plan__record(pl, &rec);	/* loaded by walk_all */
+			else
+				bad_mem++;
 			break;
 		}
 		case SNAPFILE_REC_STATS:
@@ -368,6 +377,8 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe, struct
 		default:
 			break;
 		}
+		if (!err)
+			err = pl->err;
 		if (err) {
 			fprintf(stderr, "ljsnap report: out of memory loading %s\n", path);
 			goto out;
@@ -401,6 +412,7 @@ struct walkctx {
 	const struct report_opts *o;
 	struct ptab *pt;
 	struct memtable *mt;
+	const struct report_mem_plan *plan;	/* from load() */
 	struct agg *agg;
 	struct ljs_pipe *pipe;
 	struct ljs_pipe_out po;
@@ -456,18 +468,27 @@ static void note_missing(void *arg, const char *line)
 	notes__add(arg, "native frames: %s", line);
 }
 
-/* Walk every selected sample.  0 or negative errno (message printed). */
+/* Walk every selected sample, loading harvested memory just ahead of them
+ * (report_mem.h).  0 or negative errno (message printed). */
 static int walk_all(struct walkctx *c, struct notes *nt)
 {
 	struct report_reader *r;
+	struct report_mem *rm;
 	const struct ljs_sample *s;
 	const char *msg;
 	uint64_t offset;
 	int err = 0, ret;
 
+	rm = report_mem__open(c->o->file, c->mt, REPORT_MEM_SLACK_NS, c->plan, c->o->has_pid,
+			      c->o->pid, &err);
+	if (!rm) {
+		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
+		return err;
+	}
 	r = report_reader__open(c->o->file, c->o->threads, &err);
 	if (!r) {
 		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
+		report_mem__close(rm);
 		return err;
 	}
 	while ((ret = report_reader__next(r, &s, &offset, &msg)) != 0) {
@@ -475,10 +496,12 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 			notes__add(nt, "%s", msg);
 			continue;
 		}
-		if (ret < 0 ||
-		    ((c->o->has_pid && s->pid != c->o->pid) || (c->o->has_tid && s->tid != c->o->tid)))
-			err = ret < 0 ? ret : 0;
+		if (ret < 0)
+			err = ret;
 		else
+			err = report_mem__before(rm, s->time_ns, offset);
+		if (!err && !((c->o->has_pid && s->pid != c->o->pid) ||
+			      (c->o->has_tid && s->tid != c->o->tid)))
 			err = sample__add(c, s, offset);
 		if (err) {
 			fprintf(stderr, "ljsnap report: out of memory after %" PRIu64 " samples\n",
@@ -486,6 +509,7 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 			break;
 		}
 	}
+	report_mem__close(rm);
 	if (c->unknown_pid)
 		notes__add(nt, "%" PRIu64 " processes had samples but no description in the file "
 			   "(their stacks show [native])", c->unknown_pid);
@@ -586,10 +610,12 @@ int cmd_report(int argc, char **argv)
 	struct memtable *mt = NULL;
 	FILE *out = stdout;
 	struct recstats rst = { 0, 0 };
+	struct report_mem_plan plan;
 	size_t i;
 	int ret = 1, err;
 
 	memset(&c, 0, sizeof(c));
+	report_mem_plan__init(&plan);
 	err = parse_opts(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : 2;
@@ -611,9 +637,9 @@ int cmd_report(int argc, char **argv)
 		}
 		out = f;
 	}
-	if (load(o.file, &pt, c.pipe, mt, &nt, &rst))
+	if (load(o.file, &pt, c.pipe, &plan, &nt, &rst))
 		goto out;
-	for (i = 0; i < pt.n && memtable__count(mt) == 0; i++)
+	for (i = 0; i < pt.n && plan.records == 0; i++)
 		if (rproc__last(&pt.v[i]) && rproc__last(&pt.v[i])->proc.has_luajit) {
 			notes__add(&nt, "the file holds no harvested memory: Lua frames beyond the "
 				   "sampled windows cannot be named (record with a newer ljsnap)");
@@ -628,6 +654,7 @@ int cmd_report(int argc, char **argv)
 	c.o = &o;
 	c.pt = &pt;
 	c.mt = mt;
+	c.plan = &plan;
 	if (walk_all(&c, &nt))
 		goto out;
 	err = describe(&c, &nt);
@@ -665,6 +692,7 @@ out:
 	ljs_pipe__delete(c.pipe);
 	agg__delete(c.agg);
 	memtable__delete(mt);
+	report_mem_plan__exit(&plan);
 	notes__exit(&nt);
 	return ret;
 }

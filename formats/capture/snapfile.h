@@ -61,7 +61,16 @@ enum snapfile_kind {
 	SNAPFILE_REC_END = 7,
 	SNAPFILE_REC_OBJECT = 8,
 	SNAPFILE_REC_EMBED = 9,
-	SNAPFILE_REC__MAX
+	SNAPFILE_REC__MAX,
+	/* Not a kind of the file: a sample passed over with only its head read
+	 * (snapfile_reader__sample_heads). */
+	SNAPFILE_REC_SAMPLE_HEAD = 32
+};
+
+/* The first fields of a SAMPLE record. */
+struct snapfile_sample_head {
+	uint64_t time_ns;
+	uint32_t pid, tid;
 };
 
 /* Header feature flags (informational: a reader ignores bits it does not
@@ -200,6 +209,7 @@ struct snapfile_rec {
 		struct snapfile_embed embed;
 		struct snapfile_stats stats;
 		struct snapfile_end end;
+		struct snapfile_sample_head head;	/* SNAPFILE_REC_SAMPLE_HEAD */
 	};
 };
 
@@ -300,6 +310,13 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec);
  * per_kind).  For a caller that reads a file in several passes, each for
  * some kinds; corruption is found by the pass that reads a record. */
 void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask);
+
+/* With SAMPLE passed over: still return each sample whose first bytes hold
+ * its time, pid and tid, as a record of kind SNAPFILE_REC_SAMPLE_HEAD
+ * (rec.head, rec.offset as its sample would have), the rest unchecked.
+ * For a pass that needs to know when samples come but not what they hold;
+ * it reads every chunk (none is passed over whole). */
+void snapfile_reader__sample_heads(struct snapfile_reader *r, int on);
 
 /* The msgpack payload of the record __next last returned ([kind, ...]), in
  * the reader's memory until the next __next; NULL before the first. */

@@ -32,6 +32,7 @@ enum frame_res {
 	FRAME_BADCRC,		/* complete, checksum wrong (frame consumed) */
 	FRAME_BADLEN,		/* implausible length: cannot continue */
 	FRAME_SKIP,		/* complete, of a kind the caller passes over (not checked) */
+	FRAME_HEAD,		/* a sample passed over, its head read (snapfile_reader__sample_heads) */
 };
 
 /* Format 2's compressed chunks (snapfile_zread.c).  The reader reads the

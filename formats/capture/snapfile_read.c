@@ -18,7 +18,8 @@
 
 #define RBUF_SIZE (256 * 1024)		/* read-ahead */
 #define PAYLOAD_STEP (1u << 20)		/* payload buffer grows by what was really read */
-#define SKIP_PEEK 16			/* payload bytes read to find a frame's kind */
+#define SKIP_PEEK 32			/* payload bytes read to find a frame's kind (and a
+					 * sample's head: at most 23) */
 
 struct snapfile_reader {
 	int fd;
@@ -39,6 +40,8 @@ struct snapfile_reader {
 	struct snapfile_regmap regmap;
 	struct snapfile_reader_stats st;
 	uint32_t skip;			/* kinds to pass over unchecked (bit 1 << kind) */
+	int heads;			/* snapfile_reader__sample_heads */
+	struct snapfile_sample_head head;	/* of the FRAME_HEAD last met */
 	char err[256];
 	char note[160];
 };
@@ -60,6 +63,23 @@ static unsigned payload_kind(const uint8_t *p, uint32_t len)
 	else
 		return 0;
 	return p[i] < 0x80 ? p[i] : 0;
+}
+
+/* The head of a SAMPLE payload ([3, time, pid, tid, ...]) into h: 1, or 0
+ * when the bytes do not hold it.  As lenient as the full decoder. */
+static int sample_head(const uint8_t *p, uint32_t len, struct snapfile_sample_head *h)
+{
+	struct mp_cur c;
+	uint64_t kind = 0;
+	uint32_t n = 0;
+
+	mp_cur__init(&c, p, len);
+	mp_cur__array(&c, &n);
+	mp_cur__uint(&c, &kind);
+	mp_cur__uint(&c, &h->time_ns);
+	mp_cur__u32(&c, &h->pid);
+	mp_cur__u32(&c, &h->tid);
+	return !c.err && n >= 4 && kind == SNAPFILE_REC_SAMPLE;
 }
 
 /* printf into msg when the caller gave one. */
@@ -197,6 +217,9 @@ static int snapfile_reader__frame(struct snapfile_reader *r, uint32_t *len)
 		have = got;
 		kind = got == head ? payload_kind(r->buf, (uint32_t)head) : 0;
 		if (kind && kind < 32 && (r->skip & (1u << kind))) {
+			int h = kind == SNAPFILE_REC_SAMPLE && r->heads &&
+				sample_head(r->buf, (uint32_t)head, &r->head);
+
 			err = snapfile_reader__discard(r, *len - head, &got);
 			if (err)
 				return err;
@@ -206,7 +229,7 @@ static int snapfile_reader__frame(struct snapfile_reader *r, uint32_t *len)
 			}
 			r->st.offset += sizeof(hdr) + *len;
 			r->st.frames++;
-			return FRAME_SKIP;
+			return h ? FRAME_HEAD : FRAME_SKIP;
 		}
 	}
 	/* Grow with the data actually read, never with the claimed length. */
@@ -501,7 +524,8 @@ static int snapfile_reader__get(struct snapfile_reader *r, const uint8_t **p, ui
 
 		r->st.frames++;
 		if (kind && kind < 32 && (r->skip & (1u << kind)))
-			return FRAME_SKIP;
+			return kind == SNAPFILE_REC_SAMPLE && r->heads &&
+			       sample_head(*p, *len, &r->head) ? FRAME_HEAD : FRAME_SKIP;
 	}
 	return res;
 }
@@ -527,6 +551,12 @@ int snapfile_reader__next(struct snapfile_reader *r, struct snapfile_rec *rec)
 			continue;
 		case FRAME_SKIP:
 			continue;
+		case FRAME_HEAD:
+			rec->kind = SNAPFILE_REC_SAMPLE_HEAD;
+			rec->size = len;
+			rec->offset = off;
+			rec->head = r->head;
+			return 1;
 		case FRAME_BADCRC:
 			r->st.corrupt++;
 			return SNAPFILE_E_CORRUPT;
@@ -575,8 +605,15 @@ const struct snapfile_header *snapfile_reader__header(const struct snapfile_read
 void snapfile_reader__skip_kinds(struct snapfile_reader *r, uint32_t mask)
 {
 	r->skip = mask & ~(1u << SNAPFILE_REC_HEADER);
-	if (r->z)
-		snapfile_zin__skip(r->z, r->skip);
+	if (r->z)	/* chunks of samples are read when their heads are wanted */
+		snapfile_zin__skip(r->z, r->heads ? r->skip & ~(1u << SNAPFILE_REC_SAMPLE) : r->skip);
+}
+
+/* Heads of the samples passed over (see snapfile.h). */
+void snapfile_reader__sample_heads(struct snapfile_reader *r, int on)
+{
+	r->heads = on;
+	snapfile_reader__skip_kinds(r, r->skip);
 }
 
 /* Counters and flags so far. */

@@ -389,10 +389,58 @@ static void test_v2_killed(void)
 }
 
 /* Format 2 tests. */
+/* Samples passed over with their heads wanted come back as heads: the time,
+ * pid, tid and offset a full read gives, in format 1 and 2; the other
+ * records as before. */
+static void test_sample_heads(void)
+{
+	static const struct snapfile_writer_opts v2 = { .major = 2 };
+	const char *path = tpath("heads.ljsnap");
+	struct snapfile_rec rec;
+	uint64_t off[NSAMPLES];
+
+	for (int fmt = 0; fmt < 2; fmt++) {
+		struct snapfile_reader *r;
+		int err, res, ns = 0, nh = 0, nother = 0, bad = 0;
+
+		fixture_write_opts(path, fmt ? &v2 : NULL);
+		r = snapfile_reader__open(path, &err);
+		CHECK(r != NULL);
+		while (r && (res = snapfile_reader__next(r, &rec)) > 0)
+			if (rec.kind == SNAPFILE_REC_SAMPLE && ns < NSAMPLES)
+				off[ns++] = rec.offset;
+		snapfile_reader__close(r);
+		CHECK(ns == NSAMPLES);
+		r = snapfile_reader__open(path, &err);
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		snapfile_reader__skip_kinds(r, 1u << SNAPFILE_REC_SAMPLE);
+		snapfile_reader__sample_heads(r, 1);
+		while ((res = snapfile_reader__next(r, &rec)) > 0) {
+			if (rec.kind == SNAPFILE_REC_SAMPLE_HEAD) {
+				const struct ljs_sample *s = nh < NSAMPLES ? &fx.s[nh] : NULL;
+
+				bad += !s || rec.head.time_ns != s->time_ns || rec.head.pid != s->pid ||
+				       rec.head.tid != s->tid || rec.offset != off[nh];
+				nh++;
+			} else {
+				bad += rec.kind == SNAPFILE_REC_SAMPLE;
+				nother++;
+			}
+		}
+		CHECK(res == 0);
+		CHECKF(nh == NSAMPLES && bad == 0 && nother == nex - NSAMPLES,
+		       "format %d: %d heads, %d others, %d wrong", fmt + 1, nh, nother, bad);
+		snapfile_reader__close(r);
+	}
+}
+
 void test_format2(void)
 {
 	test_v2_killed();
 	test_v2_roundtrip();
+	test_sample_heads();
 	test_v2_cuts();
 	test_v2_corruption();
 	test_v2_skip();
