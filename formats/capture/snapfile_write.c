@@ -11,195 +11,17 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
-#include <zstd_errors.h>
 #include <msgpack/pack.h>
 #include "formats/capture/snapfile_dedup.h"
 #include "formats/capture/snapfile_int.h"
 #include "formats/capture/snapfile_schema.h"
+#include "formats/capture/snapfile_write_int.h"
 #include "symtab/vec.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
-
-struct snapfile_writer {
-	int fd;
-	int is_reg;		/* regular file: fsync applies */
-	int err;		/* first I/O or allocation error (sticky) */
-	int oom;		/* the record being packed lost bytes */
-	uint8_t *buf;		/* frames not yet written (format 2: one chunk, uncompressed) */
-	size_t len, cap;
-	size_t rec_start;	/* frame being packed starts here */
-	size_t flush_at;	/* flush when len reaches this */
-	msgpack_packer pk;
-	uint64_t bytes_written;
-	uint64_t records;
-	uint32_t major;		/* format written */
-	ZSTD_CCtx *cctx;	/* format 2, once the header is written: chunks are compressed */
-	uint8_t *zbuf;		/* one chunk's summary and compressed records */
-	size_t zcap;
-	uint32_t kind;		/* of the record being packed */
-	uint32_t chunk_kinds;	/* kinds in the buffered chunk (bit 1 << kind; bit 0: kinds >= 32) */
-	uint32_t chunk_recs;	/* records in it */
-	struct snapfile_dedup *dd;	/* format 3: stack references */
-	const struct snapfile_ref *refs;	/* of the sample being packed, or NULL */
-	uint32_t ref_seq;	/* the number of the sample they refer to */
-	uint8_t *lit;		/* a referring section's own bytes, made contiguous */
-	size_t litcap;
-};
-
-/* -- Buffer and framing ------------------------------------------------------ */
-
-/* Make room for n more bytes in the buffer: 0, -ENOMEM or -EOVERFLOW. */
-static int snapfile_writer__reserve(struct snapfile_writer *w, size_t n)
-{
-	if (n > SIZE_MAX - w->len)
-		return -EOVERFLOW;
-	return vec__grow(&w->buf, &w->cap, 1, w->len + n);
-}
-
-/* msgpack write callback: append to the buffer, remember a failure. */
-static int snapfile_writer__put(void *data, const char *p, size_t n)
-{
-	struct snapfile_writer *w = data;
-
-	if (w->oom)
-		return -1;
-	if (!n)
-		return 0;
-	if (snapfile_writer__reserve(w, n)) {
-		w->oom = 1;
-		return -1;
-	}
-	memcpy(w->buf + w->len, p, n);
-	w->len += n;
-	return 0;
-}
-
-/* Bytes before a payload: a format 1 frame header, or a format 2 chunk's
- * record length (docs/capture-format.md, section 1). */
-static size_t snapfile_writer__hdr_len(const struct snapfile_writer *w)
-{
-	return w->cctx ? SNAPFILE_REC_HDR : SNAPFILE_FRAME_HDR;
-}
-
-/* Start a frame: reserve its header. */
-static int snapfile_writer__begin(struct snapfile_writer *w, enum snapfile_kind kind, size_t nfields)
-{
-	if (w->err)
-		return w->err;
-	w->oom = 0;
-	w->rec_start = w->len;
-	if (snapfile_writer__reserve(w, snapfile_writer__hdr_len(w)))
-		return w->err = -ENOMEM;
-	w->len += snapfile_writer__hdr_len(w);
-	w->kind = kind;
-	msgpack_pack_array(&w->pk, nfields + 1);
-	msgpack_pack_uint32(&w->pk, kind);
-	return 0;
-}
-
-/* Finish a frame: fill length and crc (format 2 in a chunk: the length
- * only, the chunk has a checksum), flush when the buffer is large. */
-static int snapfile_writer__end(struct snapfile_writer *w)
-{
-	size_t payload = w->len - w->rec_start - snapfile_writer__hdr_len(w);
-	uint8_t *hdr = w->buf + w->rec_start;
-	uint32_t v;
-
-	if (w->oom) {
-		w->len = w->rec_start;
-		return w->err = -ENOMEM;
-	}
-	if (payload > SNAPFILE_FRAME_MAX) {
-		w->len = w->rec_start;
-		return -E2BIG;
-	}
-	v = htole32((uint32_t)payload);
-	memcpy(hdr, &v, 4);
-	if (!w->cctx) {
-		v = htole32((uint32_t)crc32(0L, hdr + SNAPFILE_FRAME_HDR, (uInt)payload));
-		memcpy(hdr + 4, &v, 4);
-	}
-	w->records++;
-	w->chunk_kinds |= w->kind < 32 ? 1u << w->kind : 1u;
-	w->chunk_recs++;
-	if (w->len >= w->flush_at)
-		return snapfile_writer__flush(w);
-	return 0;
-}
-
-/* Format 2: the chunk's summary (a zstd skippable frame: magic, size, kinds
- * mask, records; docs/capture-format.md, section 1), then the buffer
- * compressed as one zstd frame with its content size and XXH64 content
- * checksum (set in __open_opts), in w->zbuf.  The bytes to write, or 0 with
- * w->err set. */
-static size_t snapfile_writer__compress(struct snapfile_writer *w)
-{
-	const size_t head = 8 + SNAPFILE_SUMMARY_LEN;
-	size_t bound = ZSTD_compressBound(w->len), n;
-	uint32_t sum[4];
-
-	if (vec__grow(&w->zbuf, &w->zcap, 1, head + bound)) {
-		w->err = -ENOMEM;
-		return 0;
-	}
-	sum[0] = htole32(SNAPFILE_SUMMARY_MAGIC);
-	sum[1] = htole32(SNAPFILE_SUMMARY_LEN);
-	sum[2] = htole32(w->chunk_kinds);
-	sum[3] = htole32(w->chunk_recs);
-	memcpy(w->zbuf, sum, head);
-	w->chunk_kinds = 0;
-	w->chunk_recs = 0;
-	/* A chunk refers to no sample outside it (snapfile_dedup.h). */
-	if (w->dd)
-		snapfile_dedup__reset(w->dd);
-	/* ZSTD_compress2 resets the session, keeping the parameters. */
-	n = ZSTD_compress2(w->cctx, w->zbuf + head, w->zcap - head, w->buf, w->len);
-	if (ZSTD_isError(n)) {
-		w->err = ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
-		return 0;
-	}
-	return head + n;
-}
-
-/* Write the buffered records to the file (no fsync).  0 or negative errno. */
-int snapfile_writer__flush(struct snapfile_writer *w)
-{
-	const uint8_t *out = w->buf;
-	size_t done = 0, len = w->len;
-
-	if (w->err)
-		return w->err;
-	if (w->cctx && len) {
-		len = snapfile_writer__compress(w);
-		out = w->zbuf;
-		if (w->err) {
-			w->len = 0;
-			return w->err;
-		}
-	}
-	while (done < len) {
-		ssize_t n = write(w->fd, out + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* The file now ends inside a frame at worst; readers report
-			 * that as truncation.  Nothing more is written. */
-			w->err = n < 0 ? -errno : -EIO;
-			w->bytes_written += done;
-			w->len = 0;
-			return w->err;
-		}
-		done += (size_t)n;
-	}
-	w->bytes_written += done;
-	w->len = 0;
-	return 0;
-}
 
 /* -- Packing helpers ------------------------------------------------------------ */
 
@@ -765,6 +587,7 @@ int snapfile_writer__close(struct snapfile_writer *w)
 	free(w->zbuf);
 	free(w->lit);
 	free(w->buf);
+	free(w->mbuf);
 	free(w);
 	return err;
 }

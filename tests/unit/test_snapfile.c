@@ -87,14 +87,28 @@ void spit(const char *path, const void *p, size_t len)
 
 /* -- Reading helpers ------------------------------------------------------------ */
 
-/* Read every record of path, comparing with ex[]; returns records matched in
- * order, or -1 when a record differs.  *nerr counts negative returns, *total
+/* The expected record for one of kind k read after *im MEMORY records and
+ * *io others: a format 2 writer puts MEMORY records in chunks of their own
+ * (written before the chunk of the others buffered with them), so each of
+ * the two streams is in ex[]'s order.  NULL when none is left. */
+static const struct expect *ex_next(enum snapfile_kind k, int *im, int *io)
+{
+	int *i = k == SNAPFILE_REC_MEMORY ? im : io;
+
+	while (*i < nex && (ex[*i].kind == SNAPFILE_REC_MEMORY) != (k == SNAPFILE_REC_MEMORY))
+		(*i)++;
+	return *i < nex ? &ex[(*i)++] : NULL;
+}
+
+/* Read every record of path, comparing with ex[] (in order within the
+ * MEMORY records and within the others); returns records matched, or -1
+ * when a record differs.  *nerr counts negative returns, *total
  * (if given) the records returned. */
 int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **keep)
 {
 	struct snapfile_rec *rec = malloc(sizeof(*rec));
 	struct snapfile_reader *r;
-	int err, rc, n = 0, guard = 0, bad = 0;
+	int err, rc, n = 0, guard = 0, bad = 0, im = 0, io = 0;
 
 	*nerr = 0;
 	r = snapfile_reader__open(path, &err);
@@ -107,8 +121,12 @@ int read_all(const char *path, int *nerr, int *total, struct snapfile_reader **k
 			(*nerr)++;
 			continue;
 		}
-		if (n >= nex || !rec_eq(rec, &ex[n]))
-			bad = 1;
+		{
+			const struct expect *e = ex_next(rec->kind, &im, &io);
+
+			if (!e || !rec_eq(rec, e))
+				bad = 1;
+		}
 		n++;
 	}
 	if (total)
