@@ -51,6 +51,7 @@ struct report_opts {
 	int by_trace;		/* text: a table of samples per JIT trace */
 	int per_thread;		/* speedscope: a profile per thread */
 	unsigned threads;	/* 2: samples read ahead by a thread (report_read.h) */
+	int keep_memory;	/* --keep-memory: drop no harvested memory (report_mem.h) */
 	struct buildid_opts files;	/* where the recorded files are looked up */
 };
 
@@ -70,7 +71,8 @@ static void usage(FILE *out)
 		"usage: ljsnap report [-f FORMAT] [-o OUT] [--pid PID] [--tid TID] [--lines]\n"
 		"                     [--top N] [--lua-only | --native-only] [--no-kernel]\n"
 		"                     [--by-trace] [--per-thread] [--callsite-names]\n"
-		"                     [--sysroot DIR] [--debug-dir DIRS] [--threads N] FILE\n"
+		"                     [--sysroot DIR] [--debug-dir DIRS] [--threads N]\n"
+		"                     [--keep-memory] FILE\n"
 		"\n"
 		"Rebuild the stacks of every sample in a capture file and write them as a text\n"
 		"summary (top functions, VM states, how completely the stacks were unwound),\n"
@@ -101,6 +103,9 @@ static void usage(FILE *out)
 		"      --threads N      1: read the file in the same thread as the stacks are\n"
 		"                       rebuilt; 2: read ahead in a second thread (default 2\n"
 		"                       with more than one CPU online); the output is the same\n"
+		"      --keep-memory    keep every version of the harvested memory until the end\n"
+		"                       instead of dropping what no later sample can use: more\n"
+		"                       memory, the same output (a check)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Stacks run from the process name (the root) through native frames (unwound\n"
@@ -144,6 +149,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "per-thread", no_argument, NULL, 11 },
 		{ "callsite-names", no_argument, NULL, 12 },
 		{ "threads", required_argument, NULL, 13 },
+		{ "keep-memory", no_argument, NULL, 14 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -233,6 +239,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			}
 			o->threads = (unsigned)v;
+			break;
+		case 14:
+			o->keep_memory = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -479,8 +488,8 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 	uint64_t offset;
 	int err = 0, ret;
 
-	rm = report_mem__open(c->o->file, c->mt, REPORT_MEM_SLACK_NS, c->plan, c->o->has_pid,
-			      c->o->pid, &err);
+	rm = report_mem__open(c->o->file, c->mt, REPORT_MEM_SLACK_NS, c->plan,
+			      c->o->has_pid ? &c->o->pid : NULL, !c->o->keep_memory, &err);
 	if (!rm) {
 		fprintf(stderr, "ljsnap report: %s: %s\n", c->o->file, snapfile__strerror(err));
 		return err;

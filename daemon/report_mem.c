@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "daemon/report_mem.h"
-#include "symtab/vec.h"
 
 #define RM_AHEAD_NS	1000000000ull	/* read this much past the need at once */
 
@@ -26,13 +25,13 @@ struct report_mem {
 	int has_pid;
 	uint32_t pid;
 	int done;			/* no MEMORY record left to read */
-	int frozen;			/* a sample past the plan's end: drop nothing */
+	int frozen;			/* --keep-memory, or a sample past the plan's end:
+					 * drop nothing */
 	int have_mem, have_s;
 	uint64_t mem_max, s_max;	/* latest first_ns read, latest sample time */
 	struct rm_last *last;		/* by offset */
 	size_t nlast, next;		/* next: first pid still sampled */
 	struct intmap gone;		/* pids whose last sample is behind */
-	uint64_t loaded, dropped, peak;
 };
 
 /* a + b, saturating. */
@@ -41,16 +40,24 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Fold a time seen in file order into (max, disorder). */
+/* Fold a time seen in file order into the latest so far; its lag behind
+ * that, or 0. */
+static uint64_t latest__note(uint64_t t, int *have, uint64_t *max)
+{
+	if (*have && t < *max)
+		return *max - t;
+	*max = t;
+	*have = 1;
+	return 0;
+}
+
+/* The same, keeping the largest lag in *dis. */
 static void disorder__note(uint64_t t, int *have, uint64_t *max, uint64_t *dis)
 {
-	if (*have && t < *max) {
-		if (*max - t > *dis)
-			*dis = *max - t;
-	} else {
-		*max = t;
-		*have = 1;
-	}
+	uint64_t lag = latest__note(t, have, max);
+
+	if (lag > *dis)
+		*dis = lag;
 }
 
 void report_mem_plan__init(struct report_mem_plan *pl)
@@ -89,8 +96,8 @@ static int last__cmp(const void *a, const void *b)
 
 /* Open a loader. */
 struct report_mem *report_mem__open(const char *path, struct memtable *mt, uint64_t slack_ns,
-				    const struct report_mem_plan *pl, int has_pid, uint32_t pid,
-				    int *err)
+				    const struct report_mem_plan *pl, const uint32_t *pid,
+				    int expire, int *err)
 {
 	struct report_mem *rm = calloc(1, sizeof(*rm));
 	size_t it = 0;
@@ -103,8 +110,9 @@ struct report_mem *report_mem__open(const char *path, struct memtable *mt, uint6
 	rm->mt = mt;
 	rm->pl = pl;
 	rm->slack = slack_ns;
-	rm->has_pid = has_pid;
-	rm->pid = pid;
+	rm->has_pid = pid != NULL;
+	rm->pid = pid ? *pid : 0;
+	rm->frozen = !expire;
 	rm->done = !pl->records;
 	rm->last = calloc(intmap__count(&pl->last) + 1, sizeof(*rm->last));
 	if (!rm->last) {
@@ -151,24 +159,20 @@ static int mem__load(struct report_mem *rm, uint64_t until)
 		}
 		if (ret < 0 || rec.kind != SNAPFILE_REC_MEMORY)
 			continue;	/* the first pass told about it */
-		disorder__note(rec.mem.first_ns, &rm->have_mem, &rm->mem_max, &(uint64_t){ 0 });
+		latest__note(rec.mem.first_ns, &rm->have_mem, &rm->mem_max);
 		if ((!rm->has_pid || rec.mem.pid == rm->pid) && !intmap__find(&rm->gone, rec.mem.pid)) {
 			struct memtable_entry e = {
 				.pid = rec.mem.pid, .len = rec.mem.len, .addr = rec.mem.addr,
 				.data = rec.mem.data, .first_ns = rec.mem.first_ns,
 				.last_ns = rec.mem.last_ns, .gen = rec.mem.gen,
 			};
-			long id = memtable__add(rm->mt, &e);
 
-			if (id == -ENOMEM)
+			if (memtable__add(rm->mt, &e) == -ENOMEM)
 				return -ENOMEM;
-			rm->loaded += id >= 0;
 		}
 		if (rm->mem_max > until)
 			break;
 	}
-	if (memtable__bytes(rm->mt) > rm->peak)
-		rm->peak = memtable__bytes(rm->mt);
 	return 0;
 }
 
@@ -181,7 +185,7 @@ int report_mem__before(struct report_mem *rm, uint64_t time_ns, uint64_t offset)
 
 	if (offset > pl->end)
 		rm->frozen = 1;
-	disorder__note(time_ns, &rm->have_s, &rm->s_max, &(uint64_t){ 0 });
+	latest__note(time_ns, &rm->have_s, &rm->s_max);
 	/* Pids whose last sample came before this one. */
 	for (; rm->next < rm->nlast && rm->last[rm->next].off < offset && !rm->frozen; rm->next++) {
 		if (intmap__put(&rm->gone, rm->last[rm->next].pid, 1))
@@ -197,15 +201,6 @@ int report_mem__before(struct report_mem *rm, uint64_t time_ns, uint64_t offset)
 		r = memtable__expire(rm->mt, rm->s_max - pl->s_disorder);
 		if (r < 0)
 			return (int)r;
-		rm->dropped += (uint64_t)r;
 	}
 	return mem__load(rm, add_sat(need, RM_AHEAD_NS));
-}
-
-void report_mem__counts(const struct report_mem *rm, uint64_t *loaded, uint64_t *dropped,
-			uint64_t *peak_bytes)
-{
-	*loaded = rm->loaded;
-	*dropped = rm->dropped;
-	*peak_bytes = rm->peak;
 }

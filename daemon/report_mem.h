@@ -53,20 +53,16 @@ void report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_r
 struct report_mem;
 
 /* A loader of path's MEMORY records into mt, whose slack is slack_ns, per
- * the plan (which must outlive it).  With has_pid, only pid's records are
- * loaded.  NULL with *err (negative errno). */
+ * the plan (which must outlive it).  pid (when not NULL): load only that
+ * pid's records.  expire 0: drop nothing (report --keep-memory).  NULL with
+ * *err (negative errno). */
 struct report_mem *report_mem__open(const char *path, struct memtable *mt, uint64_t slack_ns,
-				    const struct report_mem_plan *pl, int has_pid, uint32_t pid,
-				    int *err);
+				    const struct report_mem_plan *pl, const uint32_t *pid,
+				    int expire, int *err);
 void report_mem__close(struct report_mem *rm);
 
 /* Before a sample (time, file offset) read in file order, walked or not:
  * load and drop what it and the samples before it allow.  0 or -ENOMEM. */
 int report_mem__before(struct report_mem *rm, uint64_t time_ns, uint64_t offset);
-
-/* Records loaded and entries dropped so far, and the most entry bytes the
- * table held at once. */
-void report_mem__counts(const struct report_mem *rm, uint64_t *loaded, uint64_t *dropped,
-			uint64_t *peak_bytes);
 
 #endif /* LJSNAP_REPORT_MEM_H */

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# E2E: report drops the harvested memory no later sample can use, and that
+# changes nothing.  Three processes in a row (JIT off, off, on) run
+# tests/lua/report_churn.lua: fresh prototypes from load() every round and
+# GC cycle after cycle, so the capture holds many versions of the same
+# ranges, and processes that end while others are still sampled.  The
+# ground truth is report --keep-memory, which keeps every version until
+# the end (what report did before it dropped any): the folded outputs, by
+# function and by line, must be byte-identical, and the churn functions,
+# which only the harvested memory names, must be in most Lua samples.
+. "$(dirname "$0")/lib.sh"
+need_bpf
+need_prog luajit luajit
+
+s="$top_srcdir/tests/lua/report_churn.lua"
+"$LJSNAP" record -q -F 999 -o "$TMPD/c.ljsnap" -- sh -c \
+	"luajit -joff $s 1.5 && luajit -joff $s 1.5 && luajit $s 1.5" > /dev/null 2> "$TMPD/record.err" ||
+	{ cat "$TMPD/record.err" >&2; fail "ljsnap record failed"; }
+"$LJSNAP" info "$TMPD/c.ljsnap" > "$TMPD/info" 2>&1 || fail "ljsnap info failed"
+mem=$(sed -n 's/^records:.* memory \([0-9]*\).*/\1/p' "$TMPD/info")
+procs=$(grep -c 'LuaJIT: ' "$TMPD/info")
+note "$mem MEMORY records, $procs LuaJIT processes"
+assert_ge "${mem:-0}" 2000 "too few MEMORY records to test"
+assert_ge "$procs" 3 "the three LuaJIT processes are not in the capture"
+for opt in "" --lines --lua-only; do
+	# shellcheck disable=SC2086
+	"$LJSNAP" report -f folded $opt -o "$TMPD/drop.folded" "$TMPD/c.ljsnap" 2> /dev/null ||
+		fail "report $opt failed"
+	# shellcheck disable=SC2086
+	"$LJSNAP" report -f folded $opt --keep-memory -o "$TMPD/keep.folded" "$TMPD/c.ljsnap" \
+		2> /dev/null || fail "report $opt --keep-memory failed"
+	cmp -s "$TMPD/drop.folded" "$TMPD/keep.folded" ||
+		fail "report $opt: the output changes when memory is dropped" \
+		     "($(diff "$TMPD/drop.folded" "$TMPD/keep.folded" | grep -c '^[<>]') lines differ)"
+done
+# Samples in the churn functions, among those in the script's main chunk.
+main=$(awk '/main [^;]*report_churn.lua/ { s += $NF } END { print s + 0 }' "$TMPD/drop.folded")
+churn=$(awk '/main [^;]*report_churn.lua/ && /churn_[0-9]+ churn[0-9]+:/ { s += $NF } END { print s + 0 }' \
+	"$TMPD/drop.folded")
+note "$churn of $main Lua samples of the script are in a churn function"
+assert_ge "$main" 300 "too few Lua samples"
+assert_ge "$(pct "$churn" "$main")" 60 "the churn functions are missing from the stacks"
+exit 0
