@@ -14,7 +14,7 @@
 
 /* agg__add_stack's memory of the stacks it was given (struct agg_memo). */
 #define AGG_MEMO_MAX	(1u << 20)		/* stacks */
-#define AGG_MEMO_BYTES	((size_t)64 << 20)	/* bytes of signatures */
+#define AGG_MEMO_BYTES	((size_t)16 << 20)	/* bytes of signatures */
 
 /* -- Small helpers ------------------------------------------------------------ */
 
