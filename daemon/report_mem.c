@@ -25,7 +25,7 @@ struct report_mem {
 	int has_pid;
 	uint32_t pid;
 	int done;			/* no MEMORY record left to read */
-	int frozen;			/* --keep-memory, or a sample past the plan's end:
+	int frozen;			/* a loading plan, or a sample past the plan's end:
 					 * drop nothing */
 	int have_mem, have_s;
 	uint64_t mem_max, s_max;	/* latest first_ns read, latest sample time */
@@ -60,10 +60,22 @@ static void disorder__note(uint64_t t, int *have, uint64_t *max, uint64_t *dis)
 		*dis = lag;
 }
 
-void report_mem_plan__init(struct report_mem_plan *pl)
+/* Add a MEMORY record to a table: memtable__add's result. */
+static long mem__add(struct memtable *mt, const struct snapfile_memory *m)
+{
+	struct memtable_entry e = {
+		.pid = m->pid, .len = m->len, .addr = m->addr, .data = m->data,
+		.first_ns = m->first_ns, .last_ns = m->last_ns, .gen = m->gen,
+	};
+
+	return memtable__add(mt, &e);
+}
+
+void report_mem_plan__init(struct report_mem_plan *pl, struct memtable *load_into)
 {
 	memset(pl, 0, sizeof(*pl));
 	intmap__init(&pl->last);
+	pl->load = load_into;
 }
 
 void report_mem_plan__exit(struct report_mem_plan *pl)
@@ -83,6 +95,8 @@ void report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_r
 	} else if (rec->kind == SNAPFILE_REC_MEMORY) {
 		pl->records++;
 		disorder__note(rec->mem.first_ns, &pl->have_mem, &pl->mem_max, &pl->mem_disorder);
+		if (pl->load && mem__add(pl->load, &rec->mem) == -ENOMEM)
+			pl->err = -ENOMEM;
 	}
 }
 
@@ -97,7 +111,7 @@ static int last__cmp(const void *a, const void *b)
 /* Open a loader. */
 struct report_mem *report_mem__open(const char *path, struct memtable *mt, uint64_t slack_ns,
 				    const struct report_mem_plan *pl, const uint32_t *pid,
-				    int expire, int *err)
+				    int *err)
 {
 	struct report_mem *rm = calloc(1, sizeof(*rm));
 	size_t it = 0;
@@ -112,8 +126,8 @@ struct report_mem *report_mem__open(const char *path, struct memtable *mt, uint6
 	rm->slack = slack_ns;
 	rm->has_pid = pid != NULL;
 	rm->pid = pid ? *pid : 0;
-	rm->frozen = !expire;
-	rm->done = !pl->records;
+	rm->frozen = pl->load != NULL;
+	rm->done = !pl->records || pl->load;
 	rm->last = calloc(intmap__count(&pl->last) + 1, sizeof(*rm->last));
 	if (!rm->last) {
 		*err = -ENOMEM;
@@ -160,16 +174,9 @@ static int mem__load(struct report_mem *rm, uint64_t until)
 		if (ret < 0 || rec.kind != SNAPFILE_REC_MEMORY)
 			continue;	/* the first pass told about it */
 		latest__note(rec.mem.first_ns, &rm->have_mem, &rm->mem_max);
-		if ((!rm->has_pid || rec.mem.pid == rm->pid) && !intmap__find(&rm->gone, rec.mem.pid)) {
-			struct memtable_entry e = {
-				.pid = rec.mem.pid, .len = rec.mem.len, .addr = rec.mem.addr,
-				.data = rec.mem.data, .first_ns = rec.mem.first_ns,
-				.last_ns = rec.mem.last_ns, .gen = rec.mem.gen,
-			};
-
-			if (memtable__add(rm->mt, &e) == -ENOMEM)
-				return -ENOMEM;
-		}
+		if ((!rm->has_pid || rec.mem.pid == rm->pid) && !intmap__find(&rm->gone, rec.mem.pid) &&
+		    mem__add(rm->mt, &rec.mem) == -ENOMEM)
+			return -ENOMEM;
 		if (rm->mem_max > until)
 			break;
 	}

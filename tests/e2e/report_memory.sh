@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# E2E: report drops the harvested memory no later sample can use, and that
-# changes nothing.  Three processes in a row (JIT off, off, on) run
+# E2E: report --memory stream drops the harvested memory no later sample can
+# use, and that changes nothing.  Three processes in a row (JIT off, off, on) run
 # tests/lua/report_churn.lua: fresh prototypes from load() every round and
 # GC cycle after cycle, so the capture holds many versions of the same
 # ranges, and processes that end while others are still sampled.  The
-# ground truth is report --keep-memory, which keeps every version until
-# the end (what report did before it dropped any): the folded outputs, by
-# function and by line, must be byte-identical, and the churn functions,
-# which only the harvested memory names, must be in most Lua samples.
+# ground truth is report --memory load, which loads every version before
+# the walk: the folded outputs, by function, by line and of Lua frames
+# only, must be byte-identical, and the churn functions, which only the
+# harvested memory names, must be in most Lua samples.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog luajit luajit
@@ -25,11 +25,11 @@ assert_ge "${mem:-0}" 2000 "too few MEMORY records to test"
 assert_ge "$procs" 3 "the three LuaJIT processes are not in the capture"
 for opt in "" --lines --lua-only; do
 	# shellcheck disable=SC2086
-	"$LJSNAP" report -f folded $opt -o "$TMPD/drop.folded" "$TMPD/c.ljsnap" 2> /dev/null ||
-		fail "report $opt failed"
+	"$LJSNAP" report -f folded $opt --memory stream -o "$TMPD/drop.folded" "$TMPD/c.ljsnap" \
+		2> /dev/null || fail "report $opt --memory stream failed"
 	# shellcheck disable=SC2086
-	"$LJSNAP" report -f folded $opt --keep-memory -o "$TMPD/keep.folded" "$TMPD/c.ljsnap" \
-		2> /dev/null || fail "report $opt --keep-memory failed"
+	"$LJSNAP" report -f folded $opt --memory load -o "$TMPD/keep.folded" "$TMPD/c.ljsnap" \
+		2> /dev/null || fail "report $opt --memory load failed"
 	cmp -s "$TMPD/drop.folded" "$TMPD/keep.folded" ||
 		fail "report $opt: the output changes when memory is dropped" \
 		     "($(diff "$TMPD/drop.folded" "$TMPD/keep.folded" | grep -c '^[<>]') lines differ)"

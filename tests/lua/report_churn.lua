@@ -8,6 +8,7 @@
 -- addresses).  Each lives about 200 ms: long enough for the recorder,
 -- which reads a sample's functions a few milliseconds after it was taken,
 -- to find them still there.
+-- SPDX-License-Identifier: GPL-2.0-or-later
 local secs = tonumber(arg and arg[1]) or 2
 local t0 = os.clock()
 local n = 0
