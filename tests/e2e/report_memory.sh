@@ -7,8 +7,9 @@
 # ranges, and processes that end while others are still sampled.  The
 # ground truth is report --memory load, which loads every version before
 # the walk: the folded outputs, by function, by line and of Lua frames
-# only, must be byte-identical, and the churn functions, which only the
-# harvested memory names, must be in most Lua samples.
+# only, must be byte-identical (also for the capture cut at 70% and for one
+# with a corrupt chunk), and the churn functions, which only the harvested
+# memory names, must be in most Lua samples.
 . "$(dirname "$0")/lib.sh"
 need_bpf
 need_prog luajit luajit
@@ -34,6 +35,21 @@ for opt in "" --lines --lua-only; do
 		fail "report $opt: the output changes when memory is dropped" \
 		     "($(diff "$TMPD/drop.folded" "$TMPD/keep.folded" | grep -c '^[<>]') lines differ)"
 done
+# The same on the capture cut at 70% and with a flipped byte in the middle
+# (a corrupt chunk skipped): both ways skip and stop alike.
+size=$(wc -c < "$TMPD/c.ljsnap")
+head -c $(( size * 7 / 10 )) "$TMPD/c.ljsnap" > "$TMPD/cut.ljsnap"
+cp "$TMPD/c.ljsnap" "$TMPD/bad.ljsnap"
+printf '\125' | dd of="$TMPD/bad.ljsnap" bs=1 seek=$(( size / 2 )) conv=notrunc 2> /dev/null
+for f in cut bad; do
+	for m in stream load; do
+		"$LJSNAP" report -f folded --memory $m -o "$TMPD/$f.$m" "$TMPD/$f.ljsnap" \
+			2> "$TMPD/$f.$m.err" || fail "report --memory $m of the $f capture failed"
+	done
+	cmp -s "$TMPD/$f.stream" "$TMPD/$f.load" || fail "the $f capture: stream and load differ"
+	[ -s "$TMPD/$f.stream" ] || fail "the $f capture: no stacks"
+done
+grep -q 'corrupt' "$TMPD/bad.stream.err" || fail "the flipped byte was not noticed"
 # Samples in the churn functions, among those in the script's main chunk.
 main=$(awk '/main [^;]*report_churn.lua/ { s += $NF } END { print s + 0 }' "$TMPD/drop.folded")
 churn=$(awk '/main [^;]*report_churn.lua/ && /churn_[0-9]+ churn[0-9]+:/ { s += $NF } END { print s + 0 }' \
