@@ -31,9 +31,19 @@ static int fline__cmp(const void *x, const void *y, void *ctx)
 {
 	const struct fline *a = x, *b = y;
 	const struct agg *g = ctx;
-	size_t j, k, la, lb;
+	size_t j = 0, k, la, lb, m = a->n < b->n ? a->n : b->n;
 
-	for (j = 0; j < a->n && j < b->n; j++) {
+	/* Stacks share long roots: skip equal ids two at a time first. */
+	while (j + 2 <= m) {
+		uint64_t u, v;
+
+		memcpy(&u, a->ids + j, sizeof(u));
+		memcpy(&v, b->ids + j, sizeof(v));
+		if (u != v)
+			break;
+		j += 2;
+	}
+	for (; j < m; j++) {
 		const unsigned char *na, *nb;
 
 		if (a->ids[j] == b->ids[j])
@@ -45,7 +55,7 @@ static int fline__cmp(const void *x, const void *y, void *ctx)
 		if (k < la && k < lb)
 			return na[k] < nb[k] ? -1 : 1;
 		if (la == lb) {
-			if (j + 1 < a->n && j + 1 < b->n)
+			if (j + 1 < m)
 				continue;	/* equal names of two frame kinds */
 			break;
 		}
