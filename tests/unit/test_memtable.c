@@ -487,7 +487,10 @@ static void test_speed(void)
 	CHECK(ok_deep == READS && ok_flat == READS);
 	printf("speed: %d reads of a range with %d versions in %.3f s, of a range with two "
 	       "versions in %.3f s (%.1fx)\n", READS, VERS, deep, flat, deep / flat);
-	CHECK(deep < 30 * flat);
+	/* Each deep read misses the cache (a random one of 100,000 versions,
+	 * each in its own buffer), a flat one does not: 17-36x here, busy or
+	 * not.  A scan of the versions would be thousands of times slower. */
+	CHECK(deep < 150 * flat);
 	memtable__delete(t);
 }
 
