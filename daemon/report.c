@@ -349,8 +349,8 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe,
 			notes__add(nt, "%s", snapfile_reader__error(r));
 			continue;
 		}
-		if (rec.kind != SNAPFILE_REC_MEMORY)
-			report_mem_plan__record(pl, &rec);
+		/* MEMORY records are loaded now or by walk_all */
+		bad_mem += report_mem_plan__record(pl, &rec) == -EINVAL;
 		switch (rec.kind) {
 		case SNAPFILE_REC_PROCESS:
 			err = ptab__process(pt, pipe, &rec.proc, rec.offset);
@@ -370,19 +370,6 @@ static int load(const char *path, struct ptab *pt, struct ljs_pipe *pipe,
 					   "decompress: ignored", rec.embed.path, rec.offset);
 			err = err == -ENOMEM ? -ENOMEM : 0;
 			break;
-		case SNAPFILE_REC_MEMORY: {
-			struct memtable_entry e = {
-				.pid = rec.mem.pid, .len = rec.mem.len, .addr = rec.mem.addr,
-				.data = rec.mem.data, .first_ns = rec.mem.first_ns,
-				.last_ns = rec.mem.last_ns, .gen = rec.mem.gen,
-			};
-
-			if (memtable__valid(&e))
-				report_mem_plan__record(pl, &rec);	/* loaded now or by walk_all */
-			else
-				bad_mem++;
-			break;
-		}
 		case SNAPFILE_REC_STATS:
 			/* the last record wins: totals since the start */
 			rs->unsampled = 0;

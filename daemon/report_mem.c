@@ -60,13 +60,19 @@ static void disorder__note(uint64_t t, int *have, uint64_t *max, uint64_t *dis)
 		*dis = lag;
 }
 
-/* Add a MEMORY record to a table: memtable__add's result. */
-static long mem__add(struct memtable *mt, const struct snapfile_memory *m)
+/* A MEMORY record as a memory table entry. */
+static struct memtable_entry mem__entry(const struct snapfile_memory *m)
 {
-	struct memtable_entry e = {
+	return (struct memtable_entry){
 		.pid = m->pid, .len = m->len, .addr = m->addr, .data = m->data,
 		.first_ns = m->first_ns, .last_ns = m->last_ns, .gen = m->gen,
 	};
+}
+
+/* Add a MEMORY record to a table: memtable__add's result. */
+static long mem__add(struct memtable *mt, const struct snapfile_memory *m)
+{
+	struct memtable_entry e = mem__entry(m);
 
 	return memtable__add(mt, &e);
 }
@@ -84,8 +90,14 @@ void report_mem_plan__exit(struct report_mem_plan *pl)
 }
 
 /* Note one record of the first pass. */
-void report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_rec *rec)
+int report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_rec *rec)
 {
+	if (rec->kind == SNAPFILE_REC_MEMORY) {
+		struct memtable_entry e = mem__entry(&rec->mem);
+
+		if (!memtable__valid(&e))
+			return -EINVAL;
+	}
 	if (rec->offset > pl->end)
 		pl->end = rec->offset;
 	if (rec->kind == SNAPFILE_REC_SAMPLE_HEAD) {
@@ -98,6 +110,7 @@ void report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_r
 		if (pl->load && mem__add(pl->load, &rec->mem) == -ENOMEM)
 			pl->err = -ENOMEM;
 	}
+	return 0;
 }
 
 /* qsort comparator: by offset. */

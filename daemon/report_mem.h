@@ -57,10 +57,11 @@ struct report_mem_plan {
 void report_mem_plan__init(struct report_mem_plan *pl, struct memtable *load_into);
 void report_mem_plan__exit(struct report_mem_plan *pl);
 /* Note each record the first pass reads, in file order: a sample's head
- * (SNAPFILE_REC_SAMPLE_HEAD), a MEMORY record the table accepts
- * (memtable__valid; loaded now when loading), or any other (only its
- * offset counts).  A failed allocation is kept in pl->err. */
-void report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_rec *rec);
+ * (SNAPFILE_REC_SAMPLE_HEAD), a MEMORY record (loaded now when loading), or
+ * any other (only its offset counts).  0, or -EINVAL for a MEMORY record
+ * the table would refuse (not noted).  A failed allocation is kept in
+ * pl->err. */
+int report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_rec *rec);
 
 struct report_mem;
 
