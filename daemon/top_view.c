@@ -51,6 +51,7 @@ static int refresh_mode(struct top *t, int m, uint32_t *mark, uint64_t *self, ui
 {
 	struct top_mode *md = &t->mode[m];
 	size_t i, j, ns = agg__nstacks(t->agg), nrows = 0;
+	struct agg_stack sb = { NULL, 0, 0 };
 	uint64_t *sp, *tp;
 	struct top_row *rows;
 
@@ -63,8 +64,10 @@ static int refresh_mode(struct top *t, int m, uint32_t *mark, uint64_t *self, ui
 		size_t n;
 		long leaf = -1;
 
-		if (agg__stack(t->agg, i, &ids, &n, &count))
+		if (agg__stack(t->agg, i, &sb, &count))
 			continue;
+		ids = sb.ids;
+		n = sb.n;
 		for (j = 0; j < n; j++) {
 			uint32_t b = agg__frame_base(t->agg, ids[j]);
 
@@ -79,6 +82,7 @@ static int refresh_mode(struct top *t, int m, uint32_t *mark, uint64_t *self, ui
 		if (leaf >= 0)
 			self[leaf] += count;
 	}
+	agg_stack__exit(&sb);
 	rows = calloc(nf ? nf : 1, sizeof(*rows));
 	sp = realloc(md->self_prev, (nf ? nf : 1) * sizeof(*sp));
 	if (sp)

@@ -117,9 +117,9 @@ void agg__delete(struct agg *a)
 	free(a->str);
 	free(a->fr);
 	free(a->fhash);
-	free(a->ids);
+	free(a->node);
+	free(a->nhash);
 	free(a->st);
-	free(a->shash);
 	agg_stack__exit(&a->scratch);
 	intmap__exit(&a->smemo);
 	free(a->memo);
@@ -266,68 +266,94 @@ int agg_stack__push_id(struct agg_stack *sb, uint32_t id)
 	return 0;
 }
 
-/* Rebuild the stack hash at a new capacity. */
-static int stacks__rehash(struct agg *a, size_t cap)
+/* Slot of node (parent, id) in the node hash. */
+static uint64_t node__hash(uint32_t parent, uint32_t id)
+{
+	return hash__mix(((uint64_t)parent << 32 | id) * 0x9e3779b97f4a7c15ull);
+}
+
+/* Rebuild the node hash at a new capacity (a power of two). */
+static int nodes__rehash(struct agg *a, size_t cap)
 {
 	uint32_t *h = calloc(cap, sizeof(*h));
 	size_t i, s;
 
 	if (!h)
 		return -ENOMEM;
-	for (i = 0; i < a->nst; i++) {
-		s = a->st[i].hash & (cap - 1);
+	for (i = 0; i < a->nnode; i++) {
+		s = node__hash(a->node[i].parent, a->node[i].id) & (cap - 1);
 		while (h[s])
 			s = (s + 1) & (cap - 1);
 		h[s] = (uint32_t)(i + 1);
 	}
-	free(a->shash);
-	a->shash = h;
-	a->shcap = cap;
+	free(a->nhash);
+	a->nhash = h;
+	a->nhcap = cap;
 	return 0;
 }
 
-/* Add count samples of a stack. */
+/* The node of frame id called from node parent (AGG_NONE: a root frame),
+ * made if new: its index, or -ENOMEM. */
+static long node__intern(struct agg *a, uint32_t parent, uint32_t id)
+{
+	struct agg_node *nd;
+	size_t slot;
+
+	if ((a->nnode + 1) * 2 > a->nhcap && nodes__rehash(a, a->nhcap ? a->nhcap * 2 : 4096))
+		return -ENOMEM;
+	for (slot = node__hash(parent, id) & (a->nhcap - 1); a->nhash[slot];
+	     slot = (slot + 1) & (a->nhcap - 1)) {
+		nd = &a->node[a->nhash[slot] - 1];
+		if (nd->parent == parent && nd->id == id)
+			return (long)a->nhash[slot] - 1;
+	}
+	if (a->nnode >= AGG_IDS_MAX || VEC_GROW(a->node, &a->nodecap, a->nnode + 1))
+		return -ENOMEM;
+	nd = &a->node[a->nnode];
+	nd->parent = parent;
+	nd->id = id;
+	nd->stack = AGG_NONE;
+	a->nhash[slot] = (uint32_t)(++a->nnode);
+	return (long)a->nnode - 1;
+}
+
+/* Count samples of stack idx. */
+static void stack__count(struct agg *a, uint32_t idx, uint64_t count)
+{
+	a->st[idx].count += count;
+	a->total += count;
+}
+
 /* Intern a stack of ids with count samples: its index, or -EINVAL / -ENOMEM. */
 static long stack__intern(struct agg *a, const struct agg_stack *sb, uint64_t count)
 {
-	uint64_t h;
+	uint32_t at = AGG_NONE;
 	struct agg_st *s;
-	size_t slot, i;
+	size_t i;
+	long k;
 
 	if (!a || !sb || sb->n == 0 || sb->n > AGG_IDS_MAX)
 		return -EINVAL;
 	for (i = 0; i < sb->n; i++)
 		if (sb->ids[i] >= a->nfr)
 			return -EINVAL;
-	h = hash__mix(hash__bytes(14695981039346656037ull, sb->ids, sb->n * sizeof(*sb->ids)));
-	if (a->shcap) {
-		for (slot = h & (a->shcap - 1); a->shash[slot]; slot = (slot + 1) & (a->shcap - 1)) {
-			s = &a->st[a->shash[slot] - 1];
-			if (s->hash == h && s->n == sb->n &&
-			    !memcmp(a->ids + s->off, sb->ids, sb->n * sizeof(*sb->ids))) {
-				s->count += count;
-				a->total += count;
-				return (long)a->shash[slot] - 1;
-			}
-		}
+	for (i = 0; i < sb->n; i++) {
+		k = node__intern(a, at, sb->ids[i]);
+		if (k < 0)
+			return k;
+		at = (uint32_t)k;
 	}
-	if (a->nst >= AGG_IDS_MAX || VEC_GROW(a->st, &a->stcap, a->nst + 1) ||
-	    VEC_GROW(a->ids, &a->idcap, a->nids + sb->n))
-		return -ENOMEM;
-	if ((a->nst + 1) * 2 > a->shcap && stacks__rehash(a, a->shcap ? a->shcap * 2 : 1024))
-		return -ENOMEM;
-	s = &a->st[a->nst];
-	s->hash = h;
-	s->off = a->nids;
-	s->n = (uint32_t)sb->n;
-	s->count = count;
-	memcpy(a->ids + a->nids, sb->ids, sb->n * sizeof(*sb->ids));
-	a->nids += sb->n;
-	for (slot = h & (a->shcap - 1); a->shash[slot]; slot = (slot + 1) & (a->shcap - 1))
-		;
-	a->shash[slot] = (uint32_t)(++a->nst);
-	a->total += count;
-	return (long)a->nst - 1;
+	if (a->node[at].stack == AGG_NONE) {
+		if (a->nst >= AGG_IDS_MAX || VEC_GROW(a->st, &a->stcap, a->nst + 1))
+			return -ENOMEM;
+		s = &a->st[a->nst];
+		s->node = at;
+		s->n = (uint32_t)sb->n;
+		s->count = 0;
+		a->node[at].stack = (uint32_t)a->nst++;
+	}
+	stack__count(a, a->node[at].stack, count);
+	return (long)a->node[at].stack;
 }
 
 /* Add count samples of a stack of ids. */
@@ -406,7 +432,6 @@ static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, u
 	return 0;
 }
 
-/* Add count samples of a named stack. */
 /* The signature of a stack without sources into a->sig (each frame's length,
  * kind and name, in order): its length, or 0 when the stack has sources or
  * no room was had. */
@@ -433,27 +458,20 @@ static size_t memo__sig(struct agg *a, const struct ljs_stack *st)
 	return n;
 }
 
-/* The stack a->sig (len bytes, hash h) made before: 1 with its ids in
- * a->scratch, else 0.  The same frames in the same order intern to the same
- * ids (an interned name keeps its id), so the stack is the same. */
-static int memo__find(struct agg *a, uint64_t h, size_t len)
+/* The stack a->sig (len bytes, hash h) made before: its index, or -1.  The
+ * same frames in the same order intern to the same ids (an interned name
+ * keeps its id), so the stack is the same. */
+static long memo__find(struct agg *a, uint64_t h, size_t len)
 {
 	const struct agg_memo *m;
-	const struct agg_st *s;
 	uint64_t mi;
 
 	if (!intmap__get(&a->smemo, h, &mi))
-		return 0;
+		return -1;
 	m = &a->memo[mi];
 	if (m->len != len || memcmp(a->msig + m->off, a->sig, len))
-		return 0;
-	s = &a->st[m->stack];
-	agg_stack__reset(&a->scratch);
-	if (VEC_GROW(a->scratch.ids, &a->scratch.cap, s->n))
-		return 0;
-	memcpy(a->scratch.ids, a->ids + s->off, s->n * sizeof(*a->ids));
-	a->scratch.n = s->n;
-	return 1;
+		return -1;
+	return (long)m->stack;
 }
 
 /* Remember that a->sig (len bytes, hash h) made stack idx, within bounds;
@@ -482,17 +500,19 @@ int agg__add_stack(struct agg *a, const struct ljs_stack *st, const struct agg_l
 	struct ljs_frame_src src;
 	size_t i, slen;
 	uint64_t h = 0;
-	int err, hit = 0;
-	long idx;
+	long idx = -1;
+	int err;
 
 	if (!a || !st)
 		return -EINVAL;
 	slen = memo__sig(a, st);
 	if (slen) {
 		h = hash__mix(hash__bytes(14695981039346656037ull, a->sig, slen));
-		hit = memo__find(a, h, slen);
+		idx = memo__find(a, h, slen);
 	}
-	if (!hit) {
+	if (idx >= 0) {
+		stack__count(a, (uint32_t)idx, count);
+	} else {
 		agg_stack__reset(&a->scratch);
 		for (i = 0; i < st->n; i++) {
 			err = agg__push(a, &a->scratch, st->text + st->f[i].off, st->f[i].len,
@@ -502,12 +522,12 @@ int agg__add_stack(struct agg *a, const struct ljs_stack *st, const struct agg_l
 			if (err)
 				return err;
 		}
+		idx = stack__intern(a, &a->scratch, count);
+		if (idx < 0)
+			return (int)idx;
+		if (slen)
+			memo__put(a, h, slen, idx);
 	}
-	idx = stack__intern(a, &a->scratch, count);
-	if (idx < 0)
-		return (int)idx;
-	if (slen && !hit)
-		memo__put(a, h, slen, idx);
 	return l ? group__add(a, (uint32_t)idx, l, count) : 0;
 }
 
@@ -559,14 +579,78 @@ size_t agg__nstacks(const struct agg *a)
 	return a->nst;
 }
 
-/* Stack i. */
-int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, uint64_t *count)
+/* Stack i, into sb. */
+int agg__stack(const struct agg *a, size_t i, struct agg_stack *sb, uint64_t *count)
 {
+	uint32_t k;
+	size_t j;
+
 	if (i >= a->nst)
 		return -EINVAL;
-	*ids = a->ids + a->st[i].off;
-	*n = a->st[i].n;
+	if (VEC_GROW(sb->ids, &sb->cap, a->st[i].n))
+		return -ENOMEM;
+	sb->n = a->st[i].n;
+	for (j = sb->n, k = a->st[i].node; j > 0; k = a->node[k].parent)
+		sb->ids[--j] = a->node[k].id;
 	*count = a->st[i].count;
+	return 0;
+}
+
+/* Stack i's count. */
+uint64_t agg__stack_count(const struct agg *a, size_t i)
+{
+	return i < a->nst ? a->st[i].count : 0;
+}
+
+/* Nodes of the stack tree. */
+size_t agg__nnodes(const struct agg *a)
+{
+	return a->nnode;
+}
+
+/* Node k of the stack tree. */
+int agg__node(const struct agg *a, uint32_t k, struct agg_tnode *out)
+{
+	if (k >= a->nnode)
+		return -EINVAL;
+	out->parent = a->node[k].parent;
+	out->id = a->node[k].id;
+	out->stack = a->node[k].stack;
+	out->count = out->stack != AGG_NONE ? a->st[out->stack].count : 0;
+	return 0;
+}
+
+/* Every node's children, in one array (counted, then placed). */
+int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids)
+{
+	size_t n = a->nnode, i;
+	uint32_t *st = calloc(n + 2, sizeof(*st)), *k = malloc((n ? n : 1) * sizeof(*k)), p;
+
+	*start = NULL;
+	*kids = NULL;
+	if (!st || !k) {
+		free(st);
+		free(k);
+		return -ENOMEM;
+	}
+	/* st[p + 1] counts p's children, then the running sums make st[p]
+	 * p's first slot; placing moves st[p] to p's end, which is st[p + 1]
+	 * before placing: shifting back gives the starts again. */
+	for (i = 0; i < n; i++) {
+		p = a->node[i].parent == AGG_NONE ? (uint32_t)n : a->node[i].parent;
+		st[p + 1]++;
+	}
+	for (i = 1; i < n + 2; i++)
+		st[i] += st[i - 1];
+	for (i = 0; i < n; i++) {
+		p = a->node[i].parent == AGG_NONE ? (uint32_t)n : a->node[i].parent;
+		k[st[p]++] = (uint32_t)i;
+	}
+	for (i = n + 1; i > 0; i--)
+		st[i] = st[i - 1];
+	st[0] = 0;
+	*start = st;
+	*kids = k;
 	return 0;
 }
 

@@ -4,9 +4,10 @@
  * frames (unwind/stack.h) with their sample counts, the walk statistics,
  * samples per JIT trace, the processes sampled and notes on the capture.
  *
- * Names are interned once (frame ids), stacks are interned as id sequences
- * with a sample count, so a report over millions of samples holds one copy
- * of each distinct name and stack.  Names are made safe for the folded
+ * Names are interned once (frame ids), and stacks as paths in a tree of
+ * frames (one node per distinct prefix) with a sample count, so a report
+ * over millions of samples holds one copy of each distinct name and of each
+ * distinct start of a stack.  Names are made safe for the folded
  * format when interned: ';' and control characters never appear in a frame
  * name.  A plain library: no globals, no I/O.
  */
@@ -21,6 +22,8 @@
 #define AGG_LINES	0x1	/* Lua frames were named by current line, not by function */
 
 #define AGG_NAME_MAX	LJS_NAME_MAX	/* longest frame name kept (bytes) */
+
+#define AGG_NONE	UINT32_MAX	/* no node, no stack (struct agg_tnode) */
 
 /* A stack being built, root first (ids from agg__frame). */
 struct agg_stack {
@@ -55,6 +58,14 @@ struct agg_group {
 	uint32_t pid, tid;
 	int vm;
 	uint64_t count;
+};
+
+/* A node of the stack tree: frame id called from node parent. */
+struct agg_tnode {
+	uint32_t parent;		/* AGG_NONE: a root frame */
+	uint32_t id;			/* frame id */
+	uint32_t stack;			/* the stack that ends here (agg__stack), or AGG_NONE */
+	uint64_t count;			/* that stack's samples (0 with no stack) */
 };
 
 /* When the samples were taken. */
@@ -129,8 +140,23 @@ uint32_t agg__frame_base(const struct agg *a, uint32_t id);
 int agg__frame_src(const struct agg *a, uint32_t id, struct ljs_frame_src *out);
 
 size_t agg__nstacks(const struct agg *a);
-/* Stack i: its ids (root first) and count.  -EINVAL if i is out of range. */
-int agg__stack(const struct agg *a, size_t i, const uint32_t **ids, size_t *n, uint64_t *count);
+/* Stack i: its ids, root first, into sb (sb->ids, sb->n), and its count.
+ * 0, -EINVAL if i is out of range, -ENOMEM. */
+int agg__stack(const struct agg *a, size_t i, struct agg_stack *sb, uint64_t *count);
+/* Stack i's count (0 if i is out of range). */
+uint64_t agg__stack_count(const struct agg *a, size_t i);
+
+/* The stack tree: nodes 0 .. agg__nnodes - 1, each frame made before the
+ * frames it calls (a parent's index is lower than its children's), and
+ * every stack ends at a node of its own.  0, or -EINVAL if k is out of
+ * range. */
+size_t agg__nnodes(const struct agg *a);
+int agg__node(const struct agg *a, uint32_t k, struct agg_tnode *out);
+/* The frames each node calls, for walking the tree from its roots: node k's
+ * children are (*kids)[(*start)[k] .. (*start)[k + 1]), and the root frames
+ * are those of k = agg__nnodes (start has agg__nnodes + 2 entries).  The
+ * caller frees both.  0 or -ENOMEM. */
+int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids);
 
 /* The labelled groups of samples, in the order first seen (those added with
  * labels; their counts add up to agg__total when every sample had labels). */

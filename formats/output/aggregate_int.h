@@ -22,10 +22,21 @@ struct agg_fr {
 	uint8_t kind;			/* enum ljs_fkind */
 };
 
+/* A node of the stack tree: frame id called from node parent (AGG_NONE: a
+ * root frame).  A parent is made before its children, so its index is
+ * lower.  Stacks share their roots, so the tree holds about a tenth of the
+ * ids that stacks stored one after the other would (one node per distinct
+ * prefix). */
+struct agg_node {
+	uint32_t parent;
+	uint32_t id;
+	uint32_t stack;			/* index of the stack that ends here, or AGG_NONE */
+};
+
+/* A stack: the node of its innermost frame. */
 struct agg_st {
-	uint64_t hash;
-	uint64_t off;			/* ids at ids + off */
-	uint32_t n;
+	uint32_t node;
+	uint32_t n;			/* frames */
 	uint64_t count;
 };
 
@@ -57,12 +68,12 @@ struct agg {
 	size_t nfr, frcap;
 	uint32_t *fhash;		/* open addressing: frame id + 1, 0 = empty */
 	size_t fhcap;
-	uint32_t *ids;			/* stacks' ids, back to back */
-	size_t nids, idcap;
+	struct agg_node *node;		/* the stack tree */
+	size_t nnode, nodecap;
+	uint32_t *nhash;		/* open addressing by (parent, id): node index + 1 */
+	size_t nhcap;
 	struct agg_st *st;
 	size_t nst, stcap;
-	uint32_t *shash;		/* open addressing: stack index + 1 */
-	size_t shcap;
 	uint64_t total;
 	/* where frames come from (agg__frame_src), by frame id */
 	struct agg_fsrc *fsrc;

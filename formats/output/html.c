@@ -10,6 +10,7 @@
 #include "formats/output/flamegraph_html.h"
 #include "formats/output/html.h"
 #include "formats/output/json.h"
+#include "symtab/vec.h"
 
 /* Where the page's template takes the profile. */
 #define HTML_MARK	"@LJSNAP_PROFILE_JSON@"
@@ -22,11 +23,10 @@ struct hframe {
 	uint32_t id;
 };
 
-/* A stack as frame ranks (indices into the sorted table), root first. */
-struct hstack {
-	const uint32_t *seq;
-	size_t n;
-	uint64_t count;
+/* What the children of a node are sorted by. */
+struct hsort {
+	const struct agg *a;
+	const uint32_t *rank;
 };
 
 /* qsort comparator: by name bytes, then kind. */
@@ -43,16 +43,15 @@ static int hframe__cmp(const void *pa, const void *pb)
 	return a->kind < b->kind ? -1 : a->kind > b->kind;
 }
 
-/* qsort comparator: by ranks, a stack before the stacks it is a prefix of. */
-static int hstack__cmp(const void *pa, const void *pb)
+/* qsort_r comparator: nodes by their frame's rank. */
+static int hnode__cmp(const void *pa, const void *pb, void *ctx)
 {
-	const struct hstack *a = pa, *b = pb;
-	size_t i, n = a->n < b->n ? a->n : b->n;
+	const struct hsort *c = ctx;
+	struct agg_tnode x, y;
 
-	for (i = 0; i < n; i++)
-		if (a->seq[i] != b->seq[i])
-			return a->seq[i] < b->seq[i] ? -1 : 1;
-	return a->n < b->n ? -1 : a->n > b->n;
+	agg__node(c->a, *(const uint32_t *)pa, &x);
+	agg__node(c->a, *(const uint32_t *)pb, &y);
+	return c->rank[x.id] < c->rank[y.id] ? -1 : c->rank[x.id] > c->rank[y.id];
 }
 
 /* A JSON string in the page: '<' escaped too (json.h). */
@@ -112,20 +111,17 @@ static void meta__write(const struct agg *a, FILE *out)
  * frame's index in that table. */
 static int frames__write(const struct agg *a, FILE *out, uint32_t *rank)
 {
-	size_t nf = agg__nframes(a), ns = agg__nstacks(a), nu = 0, i, j;
+	size_t nf = agg__nframes(a), nn = agg__nnodes(a), nu = 0, i;
 	struct hframe *f = calloc(nf ? nf : 1, sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
 	memset(rank, 0, nf * sizeof(*rank));
-	for (i = 0; i < ns; i++) {
-		const uint32_t *ids;
-		size_t n;
-		uint64_t count;
+	for (i = 0; i < nn; i++) {
+		struct agg_tnode t;
 
-		agg__stack(a, i, &ids, &n, &count);
-		for (j = 0; j < n; j++)
-			rank[ids[j]] = 1;
+		agg__node(a, (uint32_t)i, &t);
+		rank[t.id] = 1;
 	}
 	for (i = 0; i < nf; i++) {
 		if (!rank[i])
@@ -150,56 +146,53 @@ static int frames__write(const struct agg *a, FILE *out, uint32_t *rank)
 	return 0;
 }
 
-/* "tree": the stacks sorted by ranks are the call tree in preorder; each
- * stack adds the nodes past what it shares with the one before it. */
+/* "tree": the call tree in preorder, each node's children by rank: one
+ * (depth, rank, samples of the stack that ends there or 0) per node. */
 static int tree__write(const struct agg *a, FILE *out, const uint32_t *rank)
 {
-	size_t ns = agg__nstacks(a), nall = 0, pos = 0, i, j, k = 0;
-	struct hstack *st = calloc(ns ? ns : 1, sizeof(*st));
-	uint32_t *seq = NULL;
-	int err = 0;
+	size_t nn = agg__nnodes(a), depth = 0, cap = 0, k = 0, i;
+	struct hsort c = { a, rank };
+	uint32_t *start = NULL, *kids = NULL;
+	struct { size_t pos, end; } *lev = NULL;
+	int err = agg__kids(a, &start, &kids);
 
-	if (!st)
-		return -ENOMEM;
-	for (i = 0; i < ns; i++) {
-		const uint32_t *ids;
-		size_t n;
-		uint64_t count;
-
-		agg__stack(a, i, &ids, &n, &count);
-		nall += n;
-	}
-	seq = malloc((nall ? nall : 1) * sizeof(*seq));
-	if (!seq) {
+	for (i = 0; !err && i <= nn; i++)
+		qsort_r(kids + start[i], start[i + 1] - start[i], sizeof(*kids), hnode__cmp, &c);
+	if (!err && VEC_GROW(lev, &cap, 1))
 		err = -ENOMEM;
+	if (err)
 		goto out;
-	}
-	for (i = 0; i < ns; i++) {
-		const uint32_t *ids;
-
-		agg__stack(a, i, &ids, &st[i].n, &st[i].count);
-		for (j = 0; j < st[i].n; j++)
-			seq[pos + j] = rank[ids[j]];
-		st[i].seq = seq + pos;
-		pos += st[i].n;
-	}
-	qsort(st, ns, sizeof(*st), hstack__cmp);
 	fputs(",\n\"tree\":[", out);
-	for (i = 0; i < ns; i++) {
-		size_t l = 0;
+	lev[0].pos = start[nn];
+	lev[0].end = start[nn + 1];
+	for (depth = 1; depth > 0;) {
+		struct agg_tnode t;
+		uint32_t n;
 
-		if (i)
-			while (l < st[i].n && l < st[i - 1].n && st[i].seq[l] == st[i - 1].seq[l])
-				l++;
-		for (j = l; j < st[i].n; j++, k++)
-			fprintf(out, "%s%s%zu,%" PRIu32 ",%" PRIu64, k ? "," : "",
-				k % 8 == 0 ? "\n" : "", j, st[i].seq[j],
-				j + 1 == st[i].n ? st[i].count : 0);
+		if (lev[depth - 1].pos == lev[depth - 1].end) {
+			depth--;
+			continue;
+		}
+		n = kids[lev[depth - 1].pos++];
+		agg__node(a, n, &t);
+		fprintf(out, "%s%s%zu,%" PRIu32 ",%" PRIu64, k ? "," : "", k % 8 == 0 ? "\n" : "",
+			depth - 1, rank[t.id], t.count);
+		k++;
+		if (start[n] == start[n + 1])
+			continue;
+		if (VEC_GROW(lev, &cap, depth + 1)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		lev[depth].pos = start[n];
+		lev[depth].end = start[n + 1];
+		depth++;
 	}
 	fputs("]", out);
 out:
-	free(seq);
-	free(st);
+	free(lev);
+	free(start);
+	free(kids);
 	return err;
 }
 

@@ -103,6 +103,7 @@ struct pp {
 	uint32_t *sloc;			/* location ids of every stack, leaf first */
 	size_t nsloc, sloccap;
 	size_t *soff;			/* stack i's: sloc[soff[i] .. soff[i + 1]) */
+	struct agg_stack sb;		/* the stack being written */
 	uint64_t period;
 	struct pb b;
 	z_stream z;
@@ -400,7 +401,12 @@ static void pp__stacks(struct pp *p)
 	if (!p->soff)
 		p->b.err = -ENOMEM;
 	for (i = 0; i < ns && !p->b.err; i++) {
-		agg__stack(p->a, i, &ids, &n, &count);
+		if (agg__stack(p->a, i, &p->sb, &count)) {
+			p->b.err = -ENOMEM;
+			break;
+		}
+		ids = p->sb.ids;
+		n = p->sb.n;
 		first = p->nsloc;
 		j = n && agg__frame_kind(p->a, ids[0]) == LJS_FK_ROOT;
 		/* A stack of the root alone (never from the pipeline, which puts
@@ -483,7 +489,12 @@ static void pp__sample(struct pp *p, size_t i, const struct agg_group *g, uint64
 	const uint32_t *ids;
 	uint64_t all;
 
-	agg__stack(p->a, i, &ids, &n, &all);
+	if (agg__stack(p->a, i, &p->sb, &all)) {
+		p->b.err = -ENOMEM;
+		return;
+	}
+	ids = p->sb.ids;
+	n = p->sb.n;
 	if (p->soff[i] < p->soff[i + 1]) {
 		list = pb__open(&p->b);
 		for (k = p->soff[i]; k < p->soff[i + 1]; k++)
@@ -511,17 +522,13 @@ static void pp__sample(struct pp *p, size_t i, const struct agg_group *g, uint64
 static void pp__samples(struct pp *p)
 {
 	const struct agg_group *g;
-	const uint32_t *ids;
-	size_t ng, i, n;
-	uint64_t count;
+	size_t ng, i;
 
 	g = agg__groups(p->a, &ng);
 	for (i = 0; i < ng; i++)
 		pp__sample(p, g[i].stack, &g[i], g[i].count);
-	for (i = 0; !ng && i < agg__nstacks(p->a); i++) {
-		agg__stack(p->a, i, &ids, &n, &count);
-		pp__sample(p, i, NULL, count);
-	}
+	for (i = 0; !ng && i < agg__nstacks(p->a); i++)
+		pp__sample(p, i, NULL, agg__stack_count(p->a, i));
 }
 
 /*
@@ -669,6 +676,7 @@ static void pp__exit(struct pp *p)
 	free(p->map);
 	intmap__exit(&p->mkey);
 	free(p->sloc);
+	agg_stack__exit(&p->sb);
 	free(p->soff);
 	free(p);
 }

@@ -81,12 +81,9 @@ static int ss__entries(const struct agg *a, int per_thread, struct ss_ent **ents
 	if (err)
 		goto out;
 	for (i = 0; i < ng; i++) {
-		const uint32_t *ids;
-		size_t len;
-
 		if (!g) {
 			e[i].stack = (uint32_t)i;
-			agg__stack(a, i, &ids, &len, &e[i].count);
+			e[i].count = agg__stack_count(a, i);
 			continue;
 		}
 		/* A pid the processes do not list goes after them, by pid. */
@@ -117,11 +114,11 @@ out:
 
 /* Number the frames the entries use, in id order: map[id] = its index in
  * shared.frames, or SS_NOFRAME.  0 or -ENOMEM. */
-static int ss__frames(const struct agg *a, const struct ss_ent *e, size_t n, uint32_t **mapp)
+static int ss__frames(const struct agg *a, const struct ss_ent *e, size_t n,
+		      struct agg_stack *sb, uint32_t **mapp)
 {
-	size_t nf = agg__nframes(a), i, j, len;
+	size_t nf = agg__nframes(a), i, j;
 	uint32_t *map = malloc((nf ? nf : 1) * sizeof(*map)), next = 0;
-	const uint32_t *ids;
 	uint64_t count;
 
 	if (!map)
@@ -129,9 +126,12 @@ static int ss__frames(const struct agg *a, const struct ss_ent *e, size_t n, uin
 	for (i = 0; i < nf; i++)
 		map[i] = SS_NOFRAME;
 	for (i = 0; i < n; i++) {
-		agg__stack(a, e[i].stack, &ids, &len, &count);
-		for (j = 0; j < len; j++)
-			map[ids[j]] = 0;
+		if (agg__stack(a, e[i].stack, sb, &count)) {
+			free(map);
+			return -ENOMEM;
+		}
+		for (j = 0; j < sb->n; j++)
+			map[sb->ids[j]] = 0;
 	}
 	for (i = 0; i < nf; i++)
 		if (map[i] != SS_NOFRAME)
@@ -175,22 +175,22 @@ static void ss__write_frames(const struct agg *a, const uint32_t *map, FILE *out
 }
 
 /* The name of the profile of e: "comm (pid N)" or "comm (pid N, tid M)"; the
- * comm from the processes, else the stack's root frame. */
-static void ss__write_name(const struct agg *a, const struct ss_ent *e, int per_thread,
-			   int labelled, FILE *out)
+ * comm from the processes, else the stack's root frame.  0 or -ENOMEM. */
+static int ss__write_name(const struct agg *a, const struct ss_ent *e, int per_thread,
+			  int labelled, struct agg_stack *sb, FILE *out)
 {
 	const struct agg_proc *procs;
 	const char *comm = NULL;
-	const uint32_t *ids;
-	size_t np, n, len = 0;
+	size_t np;
 	uint64_t count;
 
 	procs = agg__procs(a, &np);
 	if (labelled && e->rank < np)
 		comm = procs[e->rank].comm;
 	if (!comm) {
-		agg__stack(a, e->stack, &ids, &n, &count);
-		comm = agg__frame_name(a, ids[0], &len);
+		if (agg__stack(a, e->stack, sb, &count))
+			return -ENOMEM;
+		comm = agg__frame_name(a, sb->ids[0], NULL);
 	}
 	fputs("\"name\":\"", out);
 	json__chars(out, comm, strlen(comm), 0);
@@ -200,6 +200,7 @@ static void ss__write_name(const struct agg *a, const struct ss_ent *e, int per_
 		fprintf(out, " (pid %" PRIu32 ", tid %" PRIu32 ")\",", e->pid, e->tid);
 	else
 		fprintf(out, " (pid %" PRIu32 ")\",", e->pid);
+	return 0;
 }
 
 /* One sampled profile: entries e[0 .. n-1].
@@ -208,31 +209,34 @@ static void ss__write_name(const struct agg *a, const struct ss_ent *e, int per_
  * then exactly the counts the folded and text outputs print, and mean the
  * same whether the sampling frequency is known or not.  "nanoseconds" (count
  * * 1e9 / Hz) would be an estimate of CPU time, not a measure, and not an
- * integer at most frequencies (499 Hz). */
-static void ss__write_profile(const struct agg *a, const struct ss_ent *e, size_t n,
-			      const uint32_t *map, int per_thread, int labelled, FILE *out)
+ * integer at most frequencies (499 Hz).  0 or -ENOMEM. */
+static int ss__write_profile(const struct agg *a, const struct ss_ent *e, size_t n,
+			     const uint32_t *map, int per_thread, int labelled,
+			     struct agg_stack *sb, FILE *out)
 {
-	const uint32_t *ids;
 	uint64_t sum = 0, count;
-	size_t i, j, len;
+	size_t i, j;
 
 	for (i = 0; i < n; i++)
 		sum += e[i].count;
 	fputs("{\"type\":\"sampled\",", out);
-	ss__write_name(a, e, per_thread, labelled, out);
+	if (ss__write_name(a, e, per_thread, labelled, sb, out))
+		return -ENOMEM;
 	fprintf(out, "\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
 		sum);
 	for (i = 0; i < n; i++) {
-		agg__stack(a, e[i].stack, &ids, &len, &count);
+		if (agg__stack(a, e[i].stack, sb, &count))
+			return -ENOMEM;
 		fputs(i ? ",\n[" : "\n[", out);
-		for (j = 0; j < len; j++)
-			fprintf(out, j ? ",%" PRIu32 : "%" PRIu32, map[ids[j]]);
+		for (j = 0; j < sb->n; j++)
+			fprintf(out, j ? ",%" PRIu32 : "%" PRIu32, map[sb->ids[j]]);
 		fputc(']', out);
 	}
 	fputs("],\n\"weights\":[", out);
 	for (i = 0; i < n; i++)
 		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, e[i].count);
 	fputs("]}", out);
+	return 0;
 }
 
 /* Write the speedscope file. */
@@ -240,13 +244,14 @@ int speedscope__write(const struct agg *a, const struct output_opts *o, FILE *ou
 {
 	const char *file = agg__source_file(a), *base;
 	int per_thread = o && o->per_thread, labelled, err;
+	struct agg_stack sb = { NULL, 0, 0 };
 	struct ss_ent *e = NULL;
 	uint32_t *map = NULL;
 	size_t n = 0, i, start;
 
 	err = ss__entries(a, per_thread, &e, &n, &labelled);
 	if (!err)
-		err = ss__frames(a, e, n, &map);
+		err = ss__frames(a, e, n, &sb, &map);
 	if (err)
 		goto out;
 	/* speedscope titles the view with "name" and falls back to the first
@@ -261,17 +266,21 @@ int speedscope__write(const struct agg *a, const struct output_opts *o, FILE *ou
 	fputs(",\n\"activeProfileIndex\":0,\n", out);
 	ss__write_frames(a, map, out);
 	fputs("\"profiles\":[", out);
-	for (start = 0; start < n; start = i) {
+	for (start = 0; start < n && !err; start = i) {
 		for (i = start + 1; i < n && e[i].rank == e[start].rank && e[i].tid == e[start].tid;
 		     i++)
 			;
 		fputs(start ? ",\n" : "\n", out);
-		ss__write_profile(a, e + start, i - start, map, per_thread, labelled, out);
+		err = ss__write_profile(a, e + start, i - start, map, per_thread, labelled, &sb,
+					out);
 	}
+	if (err)
+		goto out;
 	fputs("]}\n", out);
 	if (fflush(out) || ferror(out))
 		err = -EIO;
 out:
+	agg_stack__exit(&sb);
 	free(map);
 	free(e);
 	return err;

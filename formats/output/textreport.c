@@ -48,6 +48,7 @@ static struct fn_count *fn__counts(const struct agg *a, size_t *nout)
 	size_t nf = agg__nframes(a), ns = agg__nstacks(a), i, j, n = 0;
 	struct fn_count *fc = calloc(nf ? nf : 1, sizeof(*fc));
 	size_t *mark = calloc(nf ? nf : 1, sizeof(*mark));
+	struct agg_stack sb = { NULL, 0, 0 };
 
 	if (!fc || !mark) {
 		free(fc);
@@ -60,7 +61,13 @@ static struct fn_count *fn__counts(const struct agg *a, size_t *nout)
 		uint64_t count;
 		uint32_t b;
 
-		agg__stack(a, i, &ids, &len, &count);
+		if (agg__stack(a, i, &sb, &count)) {
+			free(fc);
+			fc = NULL;
+			goto out;
+		}
+		ids = sb.ids;
+		len = sb.n;
 		if (len == 0)
 			continue;
 		b = agg__frame_base(a, ids[len - 1]);
@@ -79,6 +86,8 @@ static struct fn_count *fn__counts(const struct agg *a, size_t *nout)
 			fc[n] = fc[i];
 			fc[n++].id = (uint32_t)i;
 		}
+out:
+	agg_stack__exit(&sb);
 	free(mark);
 	*nout = n;
 	return fc;

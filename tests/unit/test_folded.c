@@ -9,6 +9,7 @@
  * aggregate's hashing and sorting.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,9 +409,25 @@ static void test_folded_random(void)
 	agg__delete(b);
 }
 
+/* A line as text, for the reference order. */
+struct rline {
+	char *text;
+	size_t idx;
+	uint64_t count;
+};
+
+static int rline__cmp(const void *x, const void *y)
+{
+	const struct rline *a = x, *b = y;
+	int c = strcmp(a->text, b->text);
+
+	return c ? c : a->idx < b->idx ? -1 : 1;
+}
+
 /* The lines come in the byte order of their text, with names that are
  * prefixes of each other, bytes either side of ';' and one name under two
- * frame kinds: checked against strcmp of the printed lines. */
+ * frame kinds: checked against strcmp of the printed lines, and the whole
+ * output against a sort of the stacks' texts. */
 static void test_folded_order(void)
 {
 	static const char *names[] = { "a", "a:", "a<", "ab", "a b", "b", "a+1", "" };
@@ -447,8 +464,43 @@ static void test_folded_order(void)
 		nlines++;
 	}
 	CHECK(unsorted == 0);
-	CHECK(nlines > 100 && nlines <= agg__nstacks(a));
+	CHECK(nlines > 100 && nlines == agg__nstacks(a));
 	free(out);
+	/* The whole output against the lines built one by one from agg__stack
+	 * and sorted by text, equal texts in the order first seen. */
+	{
+		struct rline *r = calloc(agg__nstacks(a), sizeof(*r));
+		struct agg_stack sb = { NULL, 0, 0 };
+		char *want = NULL;
+		size_t wlen = 0, k;
+		FILE *f = open_memstream(&want, &wlen);
+
+		CHECK(r && f);
+		for (i = 0; r && i < agg__nstacks(a); i++) {
+			uint64_t count;
+			size_t len = 0;
+			FILE *t = open_memstream(&r[i].text, &len);
+
+			CHECK(agg__stack(a, i, &sb, &count) == 0);
+			for (k = 0; k < sb.n; k++)
+				fprintf(t, "%s%s", k ? ";" : "", agg__frame_name(a, sb.ids[k], NULL));
+			fclose(t);
+			r[i].idx = i;
+			r[i].count = count;
+		}
+		qsort(r, agg__nstacks(a), sizeof(*r), rline__cmp);
+		for (i = 0; r && i < agg__nstacks(a); i++) {
+			fprintf(f, "%s %" PRIu64 "\n", r[i].text, r[i].count);
+			free(r[i].text);
+		}
+		fclose(f);
+		out = folded(a);
+		CHECK(out && want && !strcmp(out, want));
+		free(out);
+		free(want);
+		free(r);
+		agg_stack__exit(&sb);
+	}
 	agg__delete(a);
 }
 
@@ -635,9 +687,10 @@ static void test_stack_memo(void)
 	struct agg *a = agg__new(0);
 	struct ljs_stack st = { 0 };
 	struct agg_labels l = { 10, 11, LJS_VM_INTERP };
-	const uint32_t *ids, *ids2;
+	struct agg_stack s1 = { NULL, 0, 0 }, s2 = { NULL, 0, 0 };
+	const uint32_t *ids;
 	const struct agg_group *g;
-	size_t n, n2, i;
+	size_t n2, i;
 	uint64_t count;
 	int round;
 
@@ -649,7 +702,7 @@ static void test_stack_memo(void)
 		CHECK(agg__add_stack(a, &st, &l, 2) == 0);
 	}
 	CHECK(agg__nstacks(a) == 1 && agg__total(a) == 6);
-	CHECK(agg__stack(a, 0, &ids, &n, &count) == 0 && n == 3 && count == 6);
+	CHECK(agg__stack(a, 0, &s1, &count) == 0 && s1.n == 3 && count == 6);
 	g = agg__groups(a, &n2);
 	CHECK(g && n2 == 1 && g[0].count == 6);
 	ljs_stack__reset(&st);		/* the same names, the other order */
@@ -668,14 +721,18 @@ static void test_stack_memo(void)
 	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
 	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
 	CHECK(agg__nstacks(a) == 3 && agg__total(a) == 9);
-	CHECK(agg__stack(a, 0, &ids, &n, &count) == 0 && count == 7);
-	CHECK(agg__stack(a, 1, &ids2, &n2, &count) == 0 && count == 1 && n2 == 3 &&
-	      ids2[1] == ids[2] && ids2[2] == ids[1]);
-	CHECK(agg__stack(a, 2, &ids2, &n2, &count) == 0 && count == 1 && ids2[1] != ids[1]);
+	CHECK(agg__stack(a, 0, &s1, &count) == 0 && count == 7);
+	ids = s1.ids;
+	CHECK(agg__stack(a, 1, &s2, &count) == 0 && count == 1 && s2.n == 3 &&
+	      s2.ids[1] == ids[2] && s2.ids[2] == ids[1]);
+	CHECK(agg__stack(a, 2, &s2, &count) == 0 && count == 1 && s2.ids[1] != ids[1]);
+	CHECK(agg__stack(a, 3, &s2, &count) == -EINVAL);
 	for (i = 0; i < 3; i++)
 		CHECK(ids && ids[i] < agg__nframes(a));
 	ljs_stack__reset(&st);		/* empty: refused, as before */
 	CHECK(agg__add_stack(a, &st, NULL, 1) == -EINVAL);
+	agg_stack__exit(&s1);
+	agg_stack__exit(&s2);
 	ljs_stack__exit(&st);
 	agg__delete(a);
 }
