@@ -194,9 +194,9 @@ static int idx__cmp(const void *a, const void *b, void *ctx)
 int mt_pid__runs(struct memtable *t, struct mt_pid *p)
 {
 	size_t i, nr = 0;
-	uint64_t maxend = 0, *nf = realloc(p->first, p->cap * sizeof(*nf));
+	uint64_t maxend = 0, *nf = p->cap ? realloc(p->first, p->cap * sizeof(*nf)) : p->first;
 
-	if (!nf)
+	if (p->cap && !nf)
 		return -ENOMEM;
 	p->first = nf;
 	for (i = 0; i < p->n; i++) {

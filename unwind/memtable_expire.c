@@ -79,6 +79,52 @@ static size_t pid__mark(const struct memtable *t, const struct mt_pid *p, uint64
 	return n;
 }
 
+/* Give back what p's index holds beyond twice its entries, all of it once
+ * p has none: a capture of thousands of processes that come and go would
+ * otherwise keep each one's largest index to the end. */
+static void pid__shrink(struct mt_pid *p)
+{
+	uint32_t *idx;
+	size_t cap = p->n ? p->n + MT_SHRINK_SLACK : 0;
+
+	if (cap && p->cap <= 2 * p->n + MT_SHRINK_SLACK)
+		return;
+	if (!cap) {
+		free(p->idx);
+		free(p->first);
+		p->idx = NULL;
+		p->first = NULL;
+		p->cap = 0;
+		return;
+	}
+	idx = realloc(p->idx, cap * sizeof(*idx));
+	if (idx) {		/* mt_pid__runs sizes first to the same */
+		p->idx = idx;
+		p->cap = cap;
+	}
+}
+
+/* The same for p's runs. */
+static void pid__shrink_runs(struct mt_pid *p)
+{
+	struct mt_run *r;
+	size_t cap = p->nruns ? p->nruns + MT_SHRINK_SLACK : 0;
+
+	if (cap && p->runcap <= 2 * p->nruns + MT_SHRINK_SLACK)
+		return;
+	if (!cap) {
+		free(p->runs);
+		p->runs = NULL;
+		p->runcap = 0;
+		return;
+	}
+	r = realloc(p->runs, cap * sizeof(*r));
+	if (r) {
+		p->runs = r;
+		p->runcap = cap;
+	}
+}
+
 /* Remove the marked entries: free their bytes, renumber the rest in
  * insertion order and rebuild each pid's index from what is left. */
 static void table__compact(struct memtable *t, const uint8_t *dead, uint32_t *map)
@@ -112,11 +158,13 @@ static void table__compact(struct memtable *t, const uint8_t *dead, uint32_t *ma
 			if (map[p->idx[i]] != UINT32_MAX)
 				p->idx[j++] = map[p->idx[i]];
 		p->n = p->nsorted = j;
+		pid__shrink(p);
 		if (mt_pid__runs(t, p)) {
 			p->nsorted = 0;	/* all tail: scanned linearly, never wrong */
 			p->nruns = 0;
 			p->runs_gen++;
 		}
+		pid__shrink_runs(p);
 	}
 	/* Memos hold entry numbers and run indexes. */
 	if (t->memo)

@@ -16,6 +16,7 @@
 #define MT_MEMO		4096		/* lookups remembered across samples (a power of 2) */
 #define MT_MEMO_K	6		/* ranges a remembered lookup may overlap */
 #define MT_MEMO_NEW	128		/* entries added since a memo that it is checked against */
+#define MT_SHRINK_SLACK	64		/* a pid's index keeps this much room when it shrinks */
 
 struct mt_ent {
 	struct memtable_entry e;

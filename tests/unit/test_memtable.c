@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "unwind/memtable.h"
+#include "unwind/memtable_int.h"
 #include "tests/unit/check.h"
 
 int failures, checks;
@@ -618,6 +619,20 @@ static void test_expire(void)
 	CHECK(dropped + memtable__count(exp) == memtable__count(fed));
 	for (i = 0; i < memtable__count(exp); i++)
 		CHECK(memtable__entry(exp, i)->pid != 2);
+	/* What was dropped is given back: pid 2's index and runs are gone,
+	 * pid 1's hold at most twice their entries (memtable_expire.c). */
+	{
+		uint64_t v;
+		const struct mt_pid *p2, *p1;
+
+		CHECK(intmap__get(&exp->pids, 2, &v));
+		p2 = (const struct mt_pid *)(uintptr_t)v;
+		CHECK(p2->n == 0 && p2->cap == 0 && p2->runcap == 0 && !p2->idx && !p2->runs);
+		CHECK(intmap__get(&exp->pids, 1, &v));
+		p1 = (const struct mt_pid *)(uintptr_t)v;
+		CHECK(p1->n > 0 && p1->cap <= 2 * p1->n + MT_SHRINK_SLACK &&
+		      p1->runcap <= 2 * p1->nruns + MT_SHRINK_SLACK);
+	}
 	printf("expire: %zu lookups agree; %zu entries fed, %zu kept\n", (size_t)Q,
 	       memtable__count(fed), memtable__count(exp));
 	CHECK(memtable__expire(NULL, 0) == -EINVAL && memtable__drop_pid(NULL, 1) == -EINVAL);
