@@ -627,7 +627,7 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : 2;
 	mt = memtable__new();
-	c.agg = agg__new(o.lines ? AGG_LINES : 0);
+	c.agg = agg__new((o.lines ? AGG_LINES : 0) | (o.by_trace ? AGG_TRACES : 0));
 	c.pipe = ljs_pipe__new(o.stack_flags, &o.files);
 	if (!mt || !c.agg || !c.pipe) {
 		fprintf(stderr, "ljsnap report: out of memory\n");
@@ -672,6 +672,14 @@ int cmd_report(int argc, char **argv)
 	if (walk_all(&c, &nt))
 		goto out;
 	err = describe(&c, &nt);
+	/* The output reads only the profile model: what the walk used goes
+	 * first, so that its memory is free for the writer's. */
+	ptab__exit(&pt);
+	ljs_pipe__delete(c.pipe);
+	c.pipe = NULL;
+	memtable__delete(mt);
+	mt = NULL;
+	plan.load = NULL;
 	if (!err) {
 		struct output_opts oo = { .top = o.top, .by_trace = o.by_trace,
 					  .per_thread = o.per_thread };

@@ -14,7 +14,7 @@
 
 /* agg__add_stack's memory of the stacks it was given (struct agg_memo). */
 #define AGG_MEMO_MAX	(1u << 20)		/* stacks */
-#define AGG_MEMO_BYTES	((size_t)16 << 20)	/* bytes of signatures */
+#define AGG_MEMO_BYTES	((size_t)4 << 20)	/* bytes of signatures */
 
 /* -- Small helpers ------------------------------------------------------------ */
 
@@ -266,13 +266,25 @@ int agg_stack__push_id(struct agg_stack *sb, uint32_t id)
 	return 0;
 }
 
-/* Slot of node (parent, id) in the node hash. */
+/* The node hash: open addressing, linear probing, at most 3/4 full.  Its
+ * capacity grows by half, not doubling, and a hash maps to a slot by a
+ * multiply (any capacity): on millions of nodes it is the largest part of
+ * the tree after the nodes themselves. */
+#define NODES_HASH_MIN	4096
+
+/* Hash of node (parent, id). */
 static uint64_t node__hash(uint32_t parent, uint32_t id)
 {
 	return hash__mix(((uint64_t)parent << 32 | id) * 0x9e3779b97f4a7c15ull);
 }
 
-/* Rebuild the node hash at a new capacity (a power of two). */
+/* The first slot of hash h in a table of cap slots. */
+static size_t node__slot(uint64_t h, size_t cap)
+{
+	return (size_t)(((unsigned __int128)h * cap) >> 64);
+}
+
+/* Rebuild the node hash at a new capacity. */
 static int nodes__rehash(struct agg *a, size_t cap)
 {
 	uint32_t *h = calloc(cap, sizeof(*h));
@@ -281,9 +293,9 @@ static int nodes__rehash(struct agg *a, size_t cap)
 	if (!h)
 		return -ENOMEM;
 	for (i = 0; i < a->nnode; i++) {
-		s = node__hash(a->node[i].parent, a->node[i].id) & (cap - 1);
+		s = node__slot(node__hash(a->node[i].parent, a->node[i].id), cap);
 		while (h[s])
-			s = (s + 1) & (cap - 1);
+			s = s + 1 < cap ? s + 1 : 0;
 		h[s] = (uint32_t)(i + 1);
 	}
 	free(a->nhash);
@@ -299,10 +311,11 @@ static long node__intern(struct agg *a, uint32_t parent, uint32_t id)
 	struct agg_node *nd;
 	size_t slot;
 
-	if ((a->nnode + 1) * 2 > a->nhcap && nodes__rehash(a, a->nhcap ? a->nhcap * 2 : 4096))
+	if ((a->nnode + 1) * 4 > a->nhcap * 3 &&
+	    nodes__rehash(a, a->nhcap ? a->nhcap + a->nhcap / 2 : NODES_HASH_MIN))
 		return -ENOMEM;
-	for (slot = node__hash(parent, id) & (a->nhcap - 1); a->nhash[slot];
-	     slot = (slot + 1) & (a->nhcap - 1)) {
+	for (slot = node__slot(node__hash(parent, id), a->nhcap); a->nhash[slot];
+	     slot = slot + 1 < a->nhcap ? slot + 1 : 0) {
 		nd = &a->node[a->nhash[slot] - 1];
 		if (nd->parent == parent && nd->id == id)
 			return (long)a->nhash[slot] - 1;

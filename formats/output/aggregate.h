@@ -20,6 +20,7 @@
 #include "unwind/stack.h"
 
 #define AGG_LINES	0x1	/* Lua frames were named by current line, not by function */
+#define AGG_TRACES	0x2	/* keep the samples of each JIT trace (agg__traces) */
 
 #define AGG_NAME_MAX	LJS_NAME_MAX	/* longest frame name kept (bytes) */
 
@@ -41,8 +42,8 @@ struct agg_proc {
 
 /* Samples of one JIT trace. */
 struct agg_trace {
-	const char *name;		/* "TRACE_<n>::chunk:line (root <r>)" */
-	const char *label;		/* name and the function it started in */
+	const char *label;		/* "TRACE_<n>::chunk:line (root <r>); starts in ...": */
+	size_t name_len;		/* its first name_len bytes name the trace */
 	uint64_t n;
 };
 
@@ -104,7 +105,8 @@ int agg_stack__push_id(struct agg_stack *sb, uint32_t id);
 /* Add count samples of a stack of ids.  0, -EINVAL (empty stack, bad id), -ENOMEM. */
 int agg__add(struct agg *a, const struct agg_stack *sb, uint64_t count);
 
-/* Count one sample in its JIT trace.  0 or -ENOMEM. */
+/* Count one sample in its JIT trace: in agg__trace_src, and with AGG_TRACES
+ * in agg__traces.  0 or -ENOMEM. */
 int agg__trace(struct agg *a, const struct ljs_trace_hit *hit);
 
 /* When the samples were taken (copied). */

@@ -96,8 +96,10 @@ struct agg {
 	unsigned char *sig;		/* the stack being added's */
 	size_t sigcap;
 	/* samples per JIT trace: open addressing by name */
-	struct agg_trace *tr;
-	size_t ntr, trcap;		/* trcap: power of two */
+	struct agg_trace *tr;		/* in the order first seen */
+	size_t ntr, trcap;
+	uint32_t *trh;			/* open addressing by name: index into tr + 1 */
+	size_t trhcap;			/* a power of two */
 	uint64_t tsrc[LJS_TRACE_SRC_MAX];
 	struct agg_trace *tsorted;	/* agg__traces' copy */
 	/* where the samples came from */

@@ -18,11 +18,10 @@ void agg__meta_exit(struct agg *a)
 {
 	size_t i;
 
-	for (i = 0; i < a->trcap; i++) {
-		free((char *)a->tr[i].name);
+	for (i = 0; i < a->ntr; i++)
 		free((char *)a->tr[i].label);
-	}
 	free(a->tr);
+	free(a->trh);
 	free(a->tsorted);
 	free(a->file);
 	free(a->selection);
@@ -36,34 +35,33 @@ void agg__meta_exit(struct agg *a)
 	free(a->notes);
 }
 
-/* djb2 of a NUL-terminated name. */
-static size_t trace__hash(const char *c)
+/* djb2 of a name of len bytes. */
+static size_t trace__hash(const char *c, size_t len)
 {
-	size_t h = 5381;
+	size_t h = 5381, i;
 
-	for (; *c; c++)
-		h = h * 33 + (unsigned char)*c;
+	for (i = 0; i < len; i++)
+		h = h * 33 + (unsigned char)c[i];
 	return h;
 }
 
-/* Double the trace table. */
-static int traces__grow(struct agg *a)
+/* Double the trace hash. */
+static int traces__rehash(struct agg *a)
 {
-	size_t ncap = a->trcap ? a->trcap * 2 : 64, k, i;
-	struct agg_trace *nv = calloc(ncap, sizeof(*nv));
+	size_t ncap = a->trhcap ? a->trhcap * 2 : 64, k, i;
+	uint32_t *nv = calloc(ncap, sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
-	for (k = 0; k < a->trcap; k++) {
-		if (!a->tr[k].name)
-			continue;
-		for (i = trace__hash(a->tr[k].name) & (ncap - 1); nv[i].name; i = (i + 1) & (ncap - 1))
+	for (k = 0; k < a->ntr; k++) {
+		for (i = trace__hash(a->tr[k].label, a->tr[k].name_len) & (ncap - 1); nv[i];
+		     i = (i + 1) & (ncap - 1))
 			;
-		nv[i] = a->tr[k];
+		nv[i] = (uint32_t)k + 1;
 	}
-	free(a->tr);
-	a->tr = nv;
-	a->trcap = ncap;
+	free(a->trh);
+	a->trh = nv;
+	a->trhcap = ncap;
 	return 0;
 }
 
@@ -118,26 +116,37 @@ static void trace__name(char *name, size_t size, const struct ljs_trace_hit *hit
 int agg__trace(struct agg *a, const struct ljs_trace_hit *hit)
 {
 	char name[512], label[768];
-	size_t i;
+	struct agg_trace *t;
+	size_t i, len;
 
 	a->tsrc[hit->src < LJS_TRACE_SRC_MAX ? hit->src : 0]++;
+	if (!(a->flags & AGG_TRACES))
+		return 0;
 	trace__name(name, sizeof(name), hit);
-	if ((a->ntr + 1) * 2 > a->trcap && traces__grow(a))
+	len = strlen(name);
+	if ((a->ntr + 1) * 2 > a->trhcap && traces__rehash(a))
 		return -ENOMEM;
-	for (i = trace__hash(name) & (a->trcap - 1); a->tr[i].name; i = (i + 1) & (a->trcap - 1))
-		if (!strcmp(a->tr[i].name, name)) {
-			a->tr[i].n++;
+	for (i = trace__hash(name, len) & (a->trhcap - 1); a->trh[i];
+	     i = (i + 1) & (a->trhcap - 1)) {
+		t = &a->tr[a->trh[i] - 1];
+		if (t->name_len == len && !memcmp(t->label, name, len)) {
+			t->n++;
 			return 0;
 		}
+	}
+	if (a->ntr >= AGG_IDS_MAX || VEC_GROW(a->tr, &a->trcap, a->ntr + 1))
+		return -ENOMEM;
+	/* The name is the label's start (label is larger than name). */
 	snprintf(label, sizeof(label), "%s; starts in %s%s <%s:%d>", name,
 		 hit->start_fn ? "function " : "", hit->start_fn ? hit->start_fn : "function",
 		 hit->chunk ? hit->chunk : "?", hit->linedefined);
-	a->tr[i].name = strdup(name);
-	a->tr[i].label = strdup(label);
-	if (!a->tr[i].name || !a->tr[i].label)
+	t = &a->tr[a->ntr];
+	t->label = strdup(label);
+	if (!t->label)
 		return -ENOMEM;
-	a->tr[i].n = 1;
-	a->ntr++;
+	t->name_len = len;
+	t->n = 1;
+	a->trh[i] = (uint32_t)++a->ntr;
 	return 0;
 }
 
@@ -217,27 +226,30 @@ static int trace__cmp(const void *x, const void *y)
 {
 	const struct agg_trace *p = x, *q = y;
 
+	size_t m = p->name_len < q->name_len ? p->name_len : q->name_len;
+	int c;
+
 	if (p->n != q->n)
 		return p->n > q->n ? -1 : 1;
-	return strcmp(p->name, q->name);
+	c = memcmp(p->label, q->label, m);
+	if (c)
+		return c;
+	return p->name_len < q->name_len ? -1 : p->name_len > q->name_len;
 }
 
 /* The traces with samples, sorted. */
 const struct agg_trace *agg__traces(const struct agg *a, size_t *n)
 {
 	struct agg *m = (struct agg *)a;	/* the sorted copy is a cache */
-	size_t i, k = 0;
 
 	*n = 0;
 	free(m->tsorted);
 	m->tsorted = a->ntr ? malloc(a->ntr * sizeof(*m->tsorted)) : NULL;
 	if (!m->tsorted)
 		return NULL;
-	for (i = 0; i < a->trcap; i++)
-		if (a->tr[i].name)
-			m->tsorted[k++] = a->tr[i];
-	qsort(m->tsorted, k, sizeof(*m->tsorted), trace__cmp);
-	*n = k;
+	memcpy(m->tsorted, a->tr, a->ntr * sizeof(*m->tsorted));
+	qsort(m->tsorted, a->ntr, sizeof(*m->tsorted), trace__cmp);
+	*n = a->ntr;
 	return m->tsorted;
 }
 
