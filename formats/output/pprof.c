@@ -100,9 +100,8 @@ struct pp {
 	struct intmap mkey;		/* hash of a native file, build id, start -> id */
 	uint32_t lua_map, kernel_map;	/* their mapping ids (0: not yet) */
 	uint32_t main_map;		/* the mapping written first (see pp__main) */
-	uint32_t *sloc;			/* location ids of every stack, leaf first */
+	uint32_t *sloc;			/* location ids of one stack, leaf first (pp__stack_locs) */
 	size_t nsloc, sloccap;
-	size_t *soff;			/* stack i's: sloc[soff[i] .. soff[i + 1]) */
 	struct agg_stack sb;		/* the stack being written */
 	uint64_t period;
 	struct pb b;
@@ -387,51 +386,57 @@ static uint32_t pp__location(struct pp *p, const uint32_t *ids, uint32_t n)
 	return p->b.err ? 0 : (uint32_t)p->nloc;
 }
 
-/* The locations of every stack, leaf first: each frame but the root (the
- * process, a label), a native frame with the frames inlined into it (they
- * follow it, root first) as one. */
-static void pp__stacks(struct pp *p)
+/* The locations of stack i into p->sloc, leaf first: each frame but the
+ * root (the process, a label), a native frame with the frames inlined into
+ * it (they follow it, root first) as one.  Made when new: pp__stacks makes
+ * them all, stack by stack, so a sample finds them again with the same ids
+ * (recomputed, not kept: on a large capture, every stack's list would hold
+ * about as many ids as the stacks have frames). */
+static void pp__stack_locs(struct pp *p, size_t i)
 {
-	size_t ns = agg__nstacks(p->a), i, j, e, n, first;
+	size_t j, e, n;
 	const uint32_t *ids;
 	uint64_t count;
 	uint32_t id;
 
-	p->soff = calloc(ns + 1, sizeof(*p->soff));
-	if (!p->soff)
+	p->nsloc = 0;
+	if (agg__stack(p->a, i, &p->sb, &count)) {
 		p->b.err = -ENOMEM;
-	for (i = 0; i < ns && !p->b.err; i++) {
-		if (agg__stack(p->a, i, &p->sb, &count)) {
-			p->b.err = -ENOMEM;
-			break;
-		}
-		ids = p->sb.ids;
-		n = p->sb.n;
-		first = p->nsloc;
-		j = n && agg__frame_kind(p->a, ids[0]) == LJS_FK_ROOT;
-		/* A stack of the root alone (never from the pipeline, which puts
-		 * "[native]" there) keeps its samples: pprof drops the samples
-		 * without locations. */
-		if (j == 1 && n == 1)
-			j = 0;
-		for (; j < n && !p->b.err; j = e) {
-			e = j + 1;
-			if (agg__frame_kind(p->a, ids[j]) == LJS_FK_NATIVE)
-				while (e < n && agg__frame_kind(p->a, ids[e]) == LJS_FK_NATIVE_INLINED)
-					e++;
-			id = pp__location(p, ids + j, (uint32_t)(e - j));
-			if (VEC_GROW(p->sloc, &p->sloccap, p->nsloc + 1))
-				p->b.err = -ENOMEM;
-			else
-				p->sloc[p->nsloc++] = id;
-		}
-		for (j = first, e = p->nsloc; j + 1 < e && !p->b.err; j++, e--) {
-			id = p->sloc[j];
-			p->sloc[j] = p->sloc[e - 1];
-			p->sloc[e - 1] = id;
-		}
-		p->soff[i + 1] = p->nsloc;
+		return;
 	}
+	ids = p->sb.ids;
+	n = p->sb.n;
+	j = n && agg__frame_kind(p->a, ids[0]) == LJS_FK_ROOT;
+	/* A stack of the root alone (never from the pipeline, which puts
+	 * "[native]" there) keeps its samples: pprof drops the samples
+	 * without locations. */
+	if (j == 1 && n == 1)
+		j = 0;
+	for (; j < n && !p->b.err; j = e) {
+		e = j + 1;
+		if (agg__frame_kind(p->a, ids[j]) == LJS_FK_NATIVE)
+			while (e < n && agg__frame_kind(p->a, ids[e]) == LJS_FK_NATIVE_INLINED)
+				e++;
+		id = pp__location(p, ids + j, (uint32_t)(e - j));
+		if (VEC_GROW(p->sloc, &p->sloccap, p->nsloc + 1))
+			p->b.err = -ENOMEM;
+		else
+			p->sloc[p->nsloc++] = id;
+	}
+	for (j = 0, e = p->nsloc; j + 1 < e && !p->b.err; j++, e--) {
+		id = p->sloc[j];
+		p->sloc[j] = p->sloc[e - 1];
+		p->sloc[e - 1] = id;
+	}
+}
+
+/* Every stack's locations, in stack order (their ids follow that order). */
+static void pp__stacks(struct pp *p)
+{
+	size_t ns = agg__nstacks(p->a), i;
+
+	for (i = 0; i < ns && !p->b.err; i++)
+		pp__stack_locs(p, i);
 }
 
 /* -- The messages -------------------------------------------------------------- */
@@ -487,17 +492,15 @@ static void pp__sample(struct pp *p, size_t i, const struct agg_group *g, uint64
 {
 	size_t at = pb__open(&p->b), list, k, n;
 	const uint32_t *ids;
-	uint64_t all;
 
-	if (agg__stack(p->a, i, &p->sb, &all)) {
-		p->b.err = -ENOMEM;
+	pp__stack_locs(p, i);
+	if (p->b.err)
 		return;
-	}
 	ids = p->sb.ids;
 	n = p->sb.n;
-	if (p->soff[i] < p->soff[i + 1]) {
+	if (p->nsloc) {
 		list = pb__open(&p->b);
-		for (k = p->soff[i]; k < p->soff[i + 1]; k++)
+		for (k = 0; k < p->nsloc; k++)
 			pb__varint(&p->b, p->sloc[k]);
 		pb__close(&p->b, F_SAMPLE_LOCATION_ID, list);
 	}
@@ -677,7 +680,6 @@ static void pp__exit(struct pp *p)
 	intmap__exit(&p->mkey);
 	free(p->sloc);
 	agg_stack__exit(&p->sb);
-	free(p->soff);
 	free(p);
 }
 
