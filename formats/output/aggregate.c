@@ -128,7 +128,7 @@ void agg__delete(struct agg *a)
 	free(a->fsrc);
 	free(a->sgroup);
 	free(a->grp);
-	free(a->groups);
+	free(a->gnext);
 	agg__meta_exit(a);
 	free(a);
 }
@@ -416,7 +416,7 @@ static int fsrc__keep(struct agg *a, uint32_t id, const struct ljs_frame_src *sr
 /* Count samples of stack idx under labels l. */
 static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, uint64_t count)
 {
-	struct agg_grp *g;
+	struct agg_group *g;
 	uint32_t k;
 
 	if (VEC_GROW(a->sgroup, &a->sgroupcap, (size_t)idx + 1))
@@ -425,22 +425,23 @@ static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, u
 		memset(a->sgroup + a->nsgroup, 0, ((size_t)idx + 1 - a->nsgroup) * sizeof(*a->sgroup));
 		a->nsgroup = (size_t)idx + 1;
 	}
-	for (k = a->sgroup[idx]; k; k = g->next) {
+	for (k = a->sgroup[idx]; k; k = a->gnext[k - 1]) {
 		g = &a->grp[k - 1];
-		if (g->g.pid == l->pid && g->g.tid == l->tid && g->g.vm == l->vm) {
-			g->g.count += count;
+		if (g->pid == l->pid && g->tid == l->tid && g->vm == l->vm) {
+			g->count += count;
 			return 0;
 		}
 	}
-	if (a->ngrp >= AGG_IDS_MAX || VEC_GROW(a->grp, &a->grpcap, a->ngrp + 1))
+	if (a->ngrp >= AGG_IDS_MAX || VEC_GROW(a->grp, &a->grpcap, a->ngrp + 1) ||
+	    VEC_GROW(a->gnext, &a->gnextcap, a->ngrp + 1))
 		return -ENOMEM;
-	g = &a->grp[a->ngrp++];
-	g->g.stack = idx;
-	g->g.pid = l->pid;
-	g->g.tid = l->tid;
-	g->g.vm = l->vm;
-	g->g.count = count;
-	g->next = a->sgroup[idx];
+	g = &a->grp[a->ngrp];
+	g->stack = idx;
+	g->pid = l->pid;
+	g->tid = l->tid;
+	g->vm = l->vm;
+	g->count = count;
+	a->gnext[a->ngrp++] = a->sgroup[idx];
 	a->sgroup[idx] = (uint32_t)a->ngrp;
 	return 0;
 }
@@ -680,16 +681,6 @@ int agg__frame_src(const struct agg *a, uint32_t id, struct ljs_frame_src *out)
 /* The labelled groups, in the order first seen. */
 const struct agg_group *agg__groups(const struct agg *a, size_t *n)
 {
-	struct agg *m = (struct agg *)a;	/* the flat copy is a cache */
-	size_t i;
-
-	*n = 0;
-	free(m->groups);
-	m->groups = a->ngrp ? malloc(a->ngrp * sizeof(*m->groups)) : NULL;
-	if (!m->groups)
-		return NULL;
-	for (i = 0; i < a->ngrp; i++)
-		m->groups[i] = a->grp[i].g;
 	*n = a->ngrp;
-	return m->groups;
+	return a->ngrp ? a->grp : NULL;
 }

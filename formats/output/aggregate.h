@@ -161,7 +161,8 @@ int agg__node(const struct agg *a, uint32_t k, struct agg_tnode *out);
 int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids);
 
 /* The labelled groups of samples, in the order first seen (those added with
- * labels; their counts add up to agg__total when every sample had labels). */
+ * labels; their counts add up to agg__total when every sample had labels),
+ * or NULL when there are none.  Valid until the next agg__add_stack. */
 const struct agg_group *agg__groups(const struct agg *a, size_t *n);
 
 const struct agg_time *agg__time(const struct agg *a);

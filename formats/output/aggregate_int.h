@@ -54,12 +54,6 @@ struct agg_fsrc {
 	struct ljs_src_ref src;
 };
 
-/* One labelled group of one stack. */
-struct agg_grp {
-	struct agg_group g;
-	uint32_t next;			/* index + 1 of the stack's next group, 0 none */
-};
-
 struct agg {
 	unsigned flags;
 	char *str;			/* frame names, back to back */
@@ -81,9 +75,9 @@ struct agg {
 	/* labelled groups: per stack its first group + 1, groups chained */
 	uint32_t *sgroup;
 	size_t nsgroup, sgroupcap;
-	struct agg_grp *grp;
-	size_t ngrp, grpcap;
-	struct agg_group *groups;	/* agg__groups' copy */
+	struct agg_group *grp;		/* what agg__groups returns */
+	uint32_t *gnext;		/* per group: index + 1 of its stack's next, 0 none */
+	size_t ngrp, grpcap, gnextcap;
 	struct ljs_walk_stats walk;
 	struct agg_time time;
 	struct agg_stack scratch;	/* agg__add_stack's ids */
