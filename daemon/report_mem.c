@@ -92,9 +92,10 @@ void report_mem_plan__exit(struct report_mem_plan *pl)
 /* Note one record of the first pass. */
 int report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_rec *rec)
 {
-	if (rec->kind == SNAPFILE_REC_MEMORY) {
-		struct memtable_entry e = mem__entry(&rec->mem);
+	struct memtable_entry e;
 
+	if (rec->kind == SNAPFILE_REC_MEMORY) {
+		e = mem__entry(&rec->mem);
 		if (!memtable__valid(&e))
 			return -EINVAL;
 	}
@@ -107,7 +108,7 @@ int report_mem_plan__record(struct report_mem_plan *pl, const struct snapfile_re
 	} else if (rec->kind == SNAPFILE_REC_MEMORY) {
 		pl->records++;
 		disorder__note(rec->mem.first_ns, &pl->have_mem, &pl->mem_max, &pl->mem_disorder);
-		if (pl->load && mem__add(pl->load, &rec->mem) == -ENOMEM)
+		if (pl->load && memtable__add(pl->load, &e) == -ENOMEM)
 			pl->err = -ENOMEM;
 	}
 	return 0;

@@ -634,11 +634,17 @@ int agg__node(const struct agg *a, uint32_t k, struct agg_tnode *out)
 	return 0;
 }
 
+/* The slot of node i's parent in agg__kids' start: a root's is agg__nnodes. */
+static uint32_t node__up(const struct agg *a, size_t i)
+{
+	return a->node[i].parent == AGG_NONE ? (uint32_t)a->nnode : a->node[i].parent;
+}
+
 /* Every node's children, in one array (counted, then placed). */
 int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids)
 {
 	size_t n = a->nnode, i;
-	uint32_t *st = calloc(n + 2, sizeof(*st)), *k = malloc((n ? n : 1) * sizeof(*k)), p;
+	uint32_t *st = calloc(n + 2, sizeof(*st)), *k = malloc((n ? n : 1) * sizeof(*k));
 
 	*start = NULL;
 	*kids = NULL;
@@ -650,16 +656,12 @@ int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids)
 	/* st[p + 1] counts p's children, then the running sums make st[p]
 	 * p's first slot; placing moves st[p] to p's end, which is st[p + 1]
 	 * before placing: shifting back gives the starts again. */
-	for (i = 0; i < n; i++) {
-		p = a->node[i].parent == AGG_NONE ? (uint32_t)n : a->node[i].parent;
-		st[p + 1]++;
-	}
+	for (i = 0; i < n; i++)
+		st[node__up(a, i) + 1]++;
 	for (i = 1; i < n + 2; i++)
 		st[i] += st[i - 1];
-	for (i = 0; i < n; i++) {
-		p = a->node[i].parent == AGG_NONE ? (uint32_t)n : a->node[i].parent;
-		k[st[p]++] = (uint32_t)i;
-	}
+	for (i = 0; i < n; i++)
+		k[st[node__up(a, i)]++] = (uint32_t)i;
 	for (i = n + 1; i > 0; i--)
 		st[i] = st[i - 1];
 	st[0] = 0;
