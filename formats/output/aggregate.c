@@ -129,6 +129,8 @@ void agg__delete(struct agg *a)
 	free(a->sgroup);
 	free(a->grp);
 	free(a->gnext);
+	free(a->lab);
+	free(a->lhash);
 	agg__meta_exit(a);
 	free(a);
 }
@@ -413,13 +415,68 @@ static int fsrc__keep(struct agg *a, uint32_t id, const struct ljs_frame_src *sr
 	return 0;
 }
 
+static int label__eq(const struct agg_labels *x, const struct agg_labels *y)
+{
+	return x->pid == y->pid && x->tid == y->tid && x->vm == y->vm;
+}
+
+static size_t label__slot(const struct agg_labels *l, size_t cap)
+{
+	uint64_t h = ((uint64_t)l->pid << 32 | l->tid) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)((h ^ (uint64_t)(uint32_t)l->vm * 0xff51afd7ed558ccdull) >> 32) & (cap - 1);
+}
+
+/* Double the label hash (or make it) and place every label again. */
+static int label__rehash(struct agg *a)
+{
+	size_t cap = a->lhcap ? a->lhcap * 2 : 64, i, k;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < a->nlab; i++) {
+		for (k = label__slot(&a->lab[i], cap); h[k]; k = (k + 1) & (cap - 1))
+			;
+		h[k] = (uint32_t)i + 1;
+	}
+	free(a->lhash);
+	a->lhash = h;
+	a->lhcap = cap;
+	return 0;
+}
+
+/* The index of labels l, added when new: 0 or -ENOMEM. */
+static int label__find(struct agg *a, const struct agg_labels *l, uint32_t *out)
+{
+	size_t k;
+
+	if (a->llast && label__eq(&a->lab[a->llast - 1], l)) {
+		*out = a->llast - 1;
+		return 0;
+	}
+	if ((a->nlab + 1) * 2 > a->lhcap && label__rehash(a))
+		return -ENOMEM;
+	for (k = label__slot(l, a->lhcap); a->lhash[k]; k = (k + 1) & (a->lhcap - 1))
+		if (label__eq(&a->lab[a->lhash[k] - 1], l))
+			goto found;
+	if (a->nlab >= AGG_IDS_MAX || VEC_GROW(a->lab, &a->labcap, a->nlab + 1))
+		return -ENOMEM;
+	a->lab[a->nlab++] = *l;
+	a->lhash[k] = (uint32_t)a->nlab;
+found:
+	a->llast = a->lhash[k];
+	*out = a->llast - 1;
+	return 0;
+}
+
 /* Count samples of stack idx under labels l. */
 static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, uint64_t count)
 {
 	struct agg_group *g;
-	uint32_t k;
+	uint32_t k, lab;
 
-	if (VEC_GROW(a->sgroup, &a->sgroupcap, (size_t)idx + 1))
+	if (label__find(a, l, &lab) || VEC_GROW(a->sgroup, &a->sgroupcap, (size_t)idx + 1))
 		return -ENOMEM;
 	if (idx >= a->nsgroup) {
 		memset(a->sgroup + a->nsgroup, 0, ((size_t)idx + 1 - a->nsgroup) * sizeof(*a->sgroup));
@@ -427,7 +484,7 @@ static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, u
 	}
 	for (k = a->sgroup[idx]; k; k = a->gnext[k - 1]) {
 		g = &a->grp[k - 1];
-		if (g->pid == l->pid && g->tid == l->tid && g->vm == l->vm) {
+		if (g->label == lab) {
 			g->count += count;
 			return 0;
 		}
@@ -437,9 +494,7 @@ static int group__add(struct agg *a, uint32_t idx, const struct agg_labels *l, u
 		return -ENOMEM;
 	g = &a->grp[a->ngrp];
 	g->stack = idx;
-	g->pid = l->pid;
-	g->tid = l->tid;
-	g->vm = l->vm;
+	g->label = lab;
 	g->count = count;
 	a->gnext[a->ngrp++] = a->sgroup[idx];
 	a->sgroup[idx] = (uint32_t)a->ngrp;
@@ -685,4 +740,10 @@ const struct agg_group *agg__groups(const struct agg *a, size_t *n)
 {
 	*n = a->ngrp;
 	return a->ngrp ? a->grp : NULL;
+}
+
+const struct agg_labels *agg__labels(const struct agg *a, size_t *n)
+{
+	*n = a->nlab;
+	return a->nlab ? a->lab : NULL;
 }

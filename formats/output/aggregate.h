@@ -56,8 +56,7 @@ struct agg_labels {
 /* The samples of one stack with the same labels. */
 struct agg_group {
 	uint32_t stack;			/* index for agg__stack */
-	uint32_t pid, tid;
-	int vm;
+	uint32_t label;			/* index into agg__labels */
 	uint64_t count;
 };
 
@@ -164,6 +163,10 @@ int agg__kids(const struct agg *a, uint32_t **start, uint32_t **kids);
  * labels; their counts add up to agg__total when every sample had labels),
  * or NULL when there are none.  Valid until the next agg__add_stack. */
 const struct agg_group *agg__groups(const struct agg *a, size_t *n);
+/* The distinct labels of the groups (agg_group.label indexes them), in the
+ * order first seen; NULL when there are none.  Valid until the next
+ * agg__add_stack. */
+const struct agg_labels *agg__labels(const struct agg *a, size_t *n);
 
 const struct agg_time *agg__time(const struct agg *a);
 

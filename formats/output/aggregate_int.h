@@ -78,6 +78,13 @@ struct agg {
 	struct agg_group *grp;		/* what agg__groups returns */
 	uint32_t *gnext;		/* per group: index + 1 of its stack's next, 0 none */
 	size_t ngrp, grpcap, gnextcap;
+	/* the groups' distinct labels (a few per thread: a group is 16 bytes,
+	 * not 24, and the 1 GB capture of docs/architecture.md has 2 M) */
+	struct agg_labels *lab;
+	size_t nlab, labcap;
+	uint32_t *lhash;		/* open addressing: label index + 1, 0 = empty */
+	size_t lhcap;			/* a power of two, at most half full */
+	uint32_t llast;			/* the label last found, index + 1 */
 	struct ljs_walk_stats walk;
 	struct agg_time time;
 	struct agg_stack scratch;	/* agg__add_stack's ids */

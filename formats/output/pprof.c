@@ -487,8 +487,8 @@ static void pp__label(struct pp *p, const char *key, const char *s, uint64_t num
 	pb__close(&p->b, F_SAMPLE_LABEL, at);
 }
 
-/* The samples of stack i (with the labels of g, when there is one). */
-static void pp__sample(struct pp *p, size_t i, const struct agg_group *g, uint64_t count)
+/* The samples of stack i (with labels g, when there are). */
+static void pp__sample(struct pp *p, size_t i, const struct agg_labels *g, uint64_t count)
 {
 	size_t at = pb__open(&p->b), list, k, n;
 	const uint32_t *ids;
@@ -525,11 +525,13 @@ static void pp__sample(struct pp *p, size_t i, const struct agg_group *g, uint64
 static void pp__samples(struct pp *p)
 {
 	const struct agg_group *g;
-	size_t ng, i;
+	const struct agg_labels *l;
+	size_t ng, nl, i;
 
 	g = agg__groups(p->a, &ng);
+	l = agg__labels(p->a, &nl);
 	for (i = 0; i < ng; i++)
-		pp__sample(p, g[i].stack, &g[i], g[i].count);
+		pp__sample(p, g[i].stack, &l[g[i].label], g[i].count);
 	for (i = 0; !ng && i < agg__nstacks(p->a); i++)
 		pp__sample(p, i, NULL, agg__stack_count(p->a, i));
 }

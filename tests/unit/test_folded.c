@@ -633,110 +633,6 @@ static void test_text(void)
 	agg__delete(a);
 }
 
-/* Labelled groups and frame sources: kept as given, counts add up. */
-static void test_groups_src(void)
-{
-	struct agg *a = agg__new(0);
-	struct ljs_stack st = { 0 };
-	struct ljs_frame_src src = { .func = "leaf", .file = "x.lua", .line = 7, .start_line = 5 },
-			     got, nsrc = { .func = "memset", .module = "/lib/libc.so.6",
-					   .build_id = "abcd", .addr = 0x1234, .map_start = 0x1000,
-					   .map_limit = 0x2000, .map_offset = 0x10 };
-	struct agg_labels l1 = { 10, 11, LJS_VM_INTERP }, l2 = { 10, 12, LJS_VM_TRACE };
-	const struct agg_group *g;
-	size_t n, i;
-	uint64_t sum = 0;
-	long id;
-
-	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-	CHECK(ljs_stack__push_src(&st, "leaf x.lua:5", 12, LJS_FK_LUA, &src) == 0);
-	CHECK(ljs_stack__push_src(&st, "memset", 6, LJS_FK_NATIVE, &nsrc) == 0);
-	CHECK(agg__add_stack(a, &st, &l1, 2) == 0);
-	CHECK(agg__add_stack(a, &st, &l2, 3) == 0);
-	CHECK(agg__add_stack(a, &st, &l1, 1) == 0);
-	src.line = 99;			/* a later source of the same frame is not kept */
-	ljs_stack__reset(&st);
-	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-	CHECK(ljs_stack__push_src(&st, "leaf x.lua:5", 12, LJS_FK_LUA, &src) == 0);
-	CHECK(agg__add_stack(a, &st, NULL, 4) == 0);
-	g = agg__groups(a, &n);
-	CHECK(g && n == 2);
-	for (i = 0; g && i < n; i++)
-		sum += g[i].count;
-	CHECK(sum == 6 && agg__total(a) == 10 && agg__nstacks(a) == 2);
-	CHECK(g && g[0].pid == 10 && g[0].tid == 11 && g[0].vm == LJS_VM_INTERP && g[0].count == 3);
-	CHECK(g && g[1].tid == 12 && g[1].vm == LJS_VM_TRACE && g[1].count == 3);
-	id = agg__frame(a, "leaf x.lua:5", 12, LJS_FK_LUA);
-	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 1 && got.line == 7 &&
-	      got.start_line == 5 && !strcmp(got.file, "x.lua") && !strcmp(got.func, "leaf"));
-	id = agg__frame(a, "memset", 6, LJS_FK_NATIVE);
-	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 1 && got.addr == 0x1234 &&
-	      !strcmp(got.module, "/lib/libc.so.6") && !strcmp(got.build_id, "abcd") &&
-	      got.map_start == 0x1000 && got.map_limit == 0x2000 && got.map_offset == 0x10 &&
-	      !got.file);
-	id = agg__frame(a, "app", 3, LJS_FK_ROOT);
-	CHECK(id >= 0 && agg__frame_src(a, (uint32_t)id, &got) == 0);
-	ljs_stack__exit(&st);
-	agg__delete(a);
-}
-
-/* Stacks given again (agg__add_stack remembers them): the same stack and
- * ids, counts added; another order, kind or name is another stack. */
-static void test_stack_memo(void)
-{
-	struct agg *a = agg__new(0);
-	struct ljs_stack st = { 0 };
-	struct agg_labels l = { 10, 11, LJS_VM_INTERP };
-	struct agg_stack s1 = { NULL, 0, 0 }, s2 = { NULL, 0, 0 };
-	const uint32_t *ids;
-	const struct agg_group *g;
-	size_t n2, i;
-	uint64_t count;
-	int round;
-
-	for (round = 0; round < 3; round++) {
-		ljs_stack__reset(&st);
-		CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-		CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA) == 0);	/* sanitized */
-		CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
-		CHECK(agg__add_stack(a, &st, &l, 2) == 0);
-	}
-	CHECK(agg__nstacks(a) == 1 && agg__total(a) == 6);
-	CHECK(agg__stack(a, 0, &s1, &count) == 0 && s1.n == 3 && count == 6);
-	g = agg__groups(a, &n2);
-	CHECK(g && n2 == 1 && g[0].count == 6);
-	ljs_stack__reset(&st);		/* the same names, the other order */
-	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
-	CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA) == 0);
-	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
-	ljs_stack__reset(&st);		/* the same names, another kind */
-	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-	CHECK(ljs_stack__push(&st, "f a;b", 5, LJS_FK_LUA_TRACE) == 0);
-	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
-	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
-	ljs_stack__reset(&st);		/* a name that sanitizes to the same */
-	CHECK(ljs_stack__push(&st, "app", 3, LJS_FK_ROOT) == 0);
-	CHECK(ljs_stack__push(&st, "f a,b", 5, LJS_FK_LUA) == 0);
-	CHECK(ljs_stack__push(&st, "memset", 6, LJS_FK_NATIVE) == 0);
-	CHECK(agg__add_stack(a, &st, NULL, 1) == 0);
-	CHECK(agg__nstacks(a) == 3 && agg__total(a) == 9);
-	CHECK(agg__stack(a, 0, &s1, &count) == 0 && count == 7);
-	ids = s1.ids;
-	CHECK(agg__stack(a, 1, &s2, &count) == 0 && count == 1 && s2.n == 3 &&
-	      s2.ids[1] == ids[2] && s2.ids[2] == ids[1]);
-	CHECK(agg__stack(a, 2, &s2, &count) == 0 && count == 1 && s2.ids[1] != ids[1]);
-	CHECK(agg__stack(a, 3, &s2, &count) == -EINVAL);
-	for (i = 0; i < 3; i++)
-		CHECK(ids && ids[i] < agg__nframes(a));
-	ljs_stack__reset(&st);		/* empty: refused, as before */
-	CHECK(agg__add_stack(a, &st, NULL, 1) == -EINVAL);
-	agg_stack__exit(&s1);
-	agg_stack__exit(&s2);
-	ljs_stack__exit(&st);
-	agg__delete(a);
-}
-
 int main(void)
 {
 	test_names();
@@ -745,8 +641,6 @@ int main(void)
 	test_folded_order();
 	test_stats();
 	test_text();
-	test_groups_src();
-	test_stack_memo();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
