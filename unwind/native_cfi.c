@@ -119,11 +119,52 @@ out:
 	free(frame);
 }
 
-/* The rule of a lookup pc, filled on first use; NULL on -ENOMEM. */
+/* FNV-1a over a rule's bytes (cfi__fill zeroes it first: no stray padding). */
+static uint64_t rule__hash(const struct native_rule *r)
+{
+	const unsigned char *b = (const unsigned char *)r;
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < sizeof(*r); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The index of a rule equal to r, kept once per address space: most
+ * sampled pcs share their CFI row with others (a function's body past its
+ * prologue), and at 184 bytes a rule per pc was most of the unwinder's
+ * memory on a long capture.  -ENOMEM or the index. */
+static long rule__unique(struct native_space *s, const struct native_rule *r)
+{
+	uint64_t h = rule__hash(r), *slot;
+	int had = intmap__slot(&s->rule_uniq, h, &slot);
+
+	if (had < 0)
+		return -ENOMEM;
+	if (had && !memcmp(&s->rules[*slot], r, sizeof(*r)))
+		return (long)*slot;
+	/* New, or another rule with the same hash (then kept apart, not found
+	 * by its hash: correct, only not shared). */
+	if (VEC_GROW(s->rules, &s->rules_cap, s->nrules + 1) != 0) {
+		if (!had)
+			intmap__del(&s->rule_uniq, h);
+		return -ENOMEM;
+	}
+	s->rules[s->nrules] = *r;
+	if (!had)
+		*slot = s->nrules;
+	return (long)s->nrules++;
+}
+
+/* The rule of a lookup pc, filled on first use; NULL on -ENOMEM.  Valid
+ * until the next call (the rules may move when they grow). */
 const struct native_rule *native_space__rule(struct native_space *s, uint64_t pc)
 {
 	size_t m = (size_t)(pc ^ pc >> 6 ^ pc >> 12) & (NATIVE_RULE_MEMO - 1);
+	struct native_rule r;
 	uint64_t *slot;
+	long idx;
 	int had;
 
 	/* A rule once made stays at its index (rules only grow). */
@@ -133,12 +174,13 @@ const struct native_rule *native_space__rule(struct native_space *s, uint64_t pc
 	if (had < 0)
 		return NULL;
 	if (had == 0) {
-		if (VEC_GROW(s->rules, &s->rules_cap, s->nrules + 1) != 0) {
+		cfi__fill(s, pc, &r);
+		idx = rule__unique(s, &r);
+		if (idx < 0) {
 			intmap__del(&s->rule_idx, pc);
 			return NULL;
 		}
-		cfi__fill(s, pc, &s->rules[s->nrules]);
-		*slot = s->nrules++;
+		*slot = (uint64_t)idx;
 	}
 	s->rule_memo[m].pc = pc;
 	s->rule_memo[m].idx1 = *slot + 1;

@@ -73,8 +73,9 @@ struct native_space {
 	struct {			/* native_space__find's, by address */
 		uint64_t addr, idx1;	/* idx1: index into maps + 1, 0 for none */
 	} find_memo[NATIVE_RULE_MEMO];
-	struct native_rule *rules;
+	struct native_rule *rules;	/* each distinct rule once (native_cfi.c) */
 	size_t nrules, rules_cap;
+	struct intmap rule_uniq;	/* a rule's hash -> the first rule with it */
 };
 
 /* State of the unwind in progress (the Dwfl callbacks' argument is the unwinder). */

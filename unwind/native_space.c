@@ -80,6 +80,7 @@ void native_space__delete(struct native_space *s)
 	free(s->maps);
 	free(s->sorted);
 	intmap__exit(&s->rule_idx);
+	intmap__exit(&s->rule_uniq);
 	free(s->rules);
 	free(s);
 }
