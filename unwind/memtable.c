@@ -324,10 +324,47 @@ struct look {
 	int tail_hit;			/* an entry of the unsorted tail overlaps the read */
 };
 
-/* The version of a run that answers at time t (see memtable.h), or none. */
+/* The times around t at which the version a run answers, and its rank,
+ * stay what they are at t: [*lo, *hi].  One run's versions have disjoint
+ * windows (run__best), so with lo versions first seen at or before t:
+ * inside the last one's window it answers at rank 3, after it at rank 2
+ * until the next one is first seen; before the first one, rank 1 within
+ * the slack, and no answer earlier. */
+static void run__span(const struct memtable *t, const struct mt_pid *p, const struct mt_run *r,
+		      size_t lo, uint64_t time_ns, uint64_t slack, uint64_t *slo, uint64_t *shi)
+{
+	const uint32_t *v = p->idx + r->start;
+	const struct memtable_entry *e;
+	uint64_t next;
+
+	if (lo == 0) {
+		e = &t->ents[v[0]].e;	/* time_ns < e->first_ns */
+		if (e->first_ns - time_ns <= slack) {
+			*slo = e->first_ns > slack ? e->first_ns - slack : 0;
+			*shi = e->first_ns - 1;
+		} else {
+			*slo = 0;
+			*shi = e->first_ns - slack - 1;
+		}
+		return;
+	}
+	e = &t->ents[v[lo - 1]].e;	/* e->first_ns <= time_ns */
+	next = lo < r->n ? p->first[r->start + lo] : UINT64_MAX;
+	if (time_ns <= e->last_ns) {
+		*slo = e->first_ns;
+		*shi = e->last_ns;
+	} else {
+		*slo = e->last_ns + 1;
+		*shi = next - 1;
+	}
+}
+
+/* The version of a run that answers at time t (see memtable.h), or none;
+ * with span, also the times that answer the same at the same rank
+ * (run__span; for a run whose windows overlap, t alone). */
 static struct best run__best(const struct memtable *t, const struct mt_pid *p,
 			     const struct mt_run *r, uint64_t time_ns, uint64_t slack,
-			     uint32_t *hint)
+			     uint32_t *hint, uint64_t span[2])
 {
 	const uint32_t *v = p->idx + r->start;
 	const uint64_t *first = p->first + r->start;
@@ -337,6 +374,8 @@ static struct best run__best(const struct memtable *t, const struct mt_pid *p,
 	if (r->overlap) {
 		for (i = 0; i < r->n; i++)
 			best__offer(&b, &t->ents[v[i]], time_ns, slack);
+		if (span)
+			span[0] = span[1] = time_ns;
 		return b;
 	}
 	/* Disjoint windows: the last version first seen at or before t is the
@@ -358,6 +397,8 @@ static struct best run__best(const struct memtable *t, const struct mt_pid *p,
 	if (hint)
 		*hint = (uint32_t)lo;
 	best__offer(&b, &t->ents[v[lo ? lo - 1 : 0]], time_ns, slack);
+	if (span)
+		run__span(t, p, r, lo, time_ns, slack, &span[0], &span[1]);
 	return b;
 }
 
@@ -445,7 +486,7 @@ static void look__pass(const struct memtable *t, const struct mt_pid *p, struct 
 		if (lk->nranges < MT_MEMO_K)
 			lk->run[lk->nranges] = (uint32_t)(i - 1);
 		lk->nranges++;
-		b = run__best(t, p, r, lk->time_ns, lk->slack, NULL);
+		b = run__best(t, p, r, lk->time_ns, lk->slack, NULL, NULL);
 		if (tail)
 			tail__offer(t, p, r->addr, r->end, &b, lk->time_ns, lk->slack);
 		look__range(lk, &b);
@@ -517,18 +558,27 @@ static int memo__current(const struct memtable *t, struct mt_memo *m)
 
 /* A lookup through a current memo: each remembered run's answer at the
  * lookup's time, then the two passes of look__pass over those (unless they
- * are the answers of the last outcome). */
+ * are the answers of the last outcome).  The last outcome also holds at
+ * every time at which each run answers the same at the same rank (the
+ * memo's span): such a lookup takes it without asking the runs. */
 static const struct memtable_entry *memo__lookup(const struct memtable *t, struct mt_memo *m,
 						 struct look *lk)
 {
 	const struct mt_pid *p = m->p;
 	struct best b[MT_MEMO_K];
 	const struct mt_ent *cov;
+	uint64_t span[2], lo = 0, hi = UINT64_MAX;
 	uint32_t i, a;
 	int same = m->have_out;
 
+	if (same && m->span_lo <= lk->time_ns && lk->time_ns <= m->span_hi &&
+	    m->span_slack == lk->slack)
+		goto out;
 	for (i = 0; i < m->n; i++) {
-		b[i] = run__best(t, p, &p->runs[m->run[i]], lk->time_ns, lk->slack, &m->pos[i]);
+		b[i] = run__best(t, p, &p->runs[m->run[i]], lk->time_ns, lk->slack, &m->pos[i],
+				 span);
+		lo = span[0] > lo ? span[0] : lo;
+		hi = span[1] < hi ? span[1] : hi;
 		a = b[i].me ? (uint32_t)(b[i].me - t->ents) : UINT32_MAX;
 		same &= a == m->ans[i] && (uint8_t)b[i].rank == m->rank[i];
 		m->ans[i] = a;
@@ -549,6 +599,10 @@ static const struct memtable_entry *memo__lookup(const struct memtable *t, struc
 		m->out = cov ? (uint32_t)(cov - t->ents) : UINT32_MAX;
 		m->have_out = 1;
 	}
+	m->span_lo = lo;
+	m->span_hi = hi;
+	m->span_slack = lk->slack;
+out:
 	return m->out == UINT32_MAX ? NULL : &t->ents[m->out].e;
 }
 

@@ -71,6 +71,9 @@ struct mt_memo {
 	uint32_t ans[MT_MEMO_K];
 	uint8_t rank[MT_MEMO_K];
 	uint32_t out;			/* the entry that answered, or UINT32_MAX */
+	/* Times at which every run answers as it did for out (run__span),
+	 * with the slack they were found with. */
+	uint64_t span_lo, span_hi, span_slack;
 };
 
 struct memtable {

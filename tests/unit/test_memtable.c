@@ -500,6 +500,7 @@ static void test_speed(void)
 static void test_memo(void)
 {
 	struct memtable *t = memtable__new();
+	int i, ok;
 
 	CHECK(read_fill(t, 1, 0x1000, 8, 100) == -1);
 	CHECK(add_fill(t, 1, 0x1000, 64, 7, 100, 200, 1) >= 0);
@@ -530,6 +531,21 @@ static void test_memo(void)
 	CHECK(read_fill(t, 1, 0x2008, 16, 150) == 1);
 	CHECK(read_fill(t, 1, 0x2008, 16, 350) == -1);
 	CHECK(read_fill(t, 1, 0x2000, 8, 50) == -1);
+	memtable__delete(t);
+	/* A remembered outcome holds only while every range answers at the
+	 * same rank: past the end of A's window (200), A is only the latest
+	 * seen (rank 2) and B, first seen later (120), outranks it. */
+	t = memtable__new();
+	CHECK(add_fill(t, 1, 0x3000, 64, 1, 100, 200, 1) >= 0);
+	CHECK(add_fill(t, 1, 0x3000, 16, 2, 120, 120, 1) >= 0);
+	for (i = 0, ok = 1; i <= MT_QUIET_READS; i++)	/* sorted: then remembered */
+		ok &= read_fill(t, 1, 0x3000, 8, 150) == 1;
+	CHECK(ok);
+	CHECK(read_fill(t, 1, 0x3000, 8, 160) == 1);	/* through the memo */
+	CHECK(read_fill(t, 1, 0x3000, 8, 170) == 1);
+	CHECK(read_fill(t, 1, 0x3000, 8, 230) == 2);
+	CHECK(read_fill(t, 1, 0x3000, 8, 190) == 1);
+	CHECK(read_fill(t, 1, 0x3000, 8, 110) == 1);	/* before B: A alone */
 	memtable__delete(t);
 }
 
