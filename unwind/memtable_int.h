@@ -51,7 +51,8 @@ struct mt_pid {
  * their versions at its own time: the same steps, without the search
  * through every run of the pid.  Valid while the runs are the same ones
  * (runs_gen) and no entry added since (entries are numbered in insertion
- * order, from nents on) overlaps the read.
+ * order, from nents on) overlaps the read.  A lookup at a time inside the
+ * span of the last outcome (memtable.c, run__span) does not rank them again.
  */
 struct mt_memo {
 	uint64_t addr, len;
