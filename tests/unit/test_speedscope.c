@@ -149,6 +149,46 @@ static void test_profiles(void)
 	agg__delete(a);
 }
 
+/* Pids the processes do not list come after those they do, by pid, named
+ * by their stacks' root frame; the same stack in two threads of one of them
+ * is one sample, and two profiles with --per-thread. */
+static void test_unlisted(void)
+{
+	static const char want_p[] = HEAD("d.ljsnap")
+		"\"shared\":{\"frames\":[\n{\"name\":\"late\"},\n{\"name\":\"x\"},\n"
+		"{\"name\":\"early\"},\n{\"name\":\"app\"}]},\n"
+		"\"profiles\":[\n"
+		"{\"type\":\"sampled\",\"name\":\"app (pid 50)\",\"unit\":\"none\",\"startValue\":0,"
+		"\"endValue\":1,\n\"samples\":[\n[3,1]],\n\"weights\":[1]},\n"
+		"{\"type\":\"sampled\",\"name\":\"early (pid 30)\",\"unit\":\"none\",\"startValue\":0,"
+		"\"endValue\":5,\n\"samples\":[\n[2,1]],\n\"weights\":[5]},\n"
+		"{\"type\":\"sampled\",\"name\":\"late (pid 40)\",\"unit\":\"none\",\"startValue\":0,"
+		"\"endValue\":1,\n\"samples\":[\n[0,1]],\n\"weights\":[1]}]}\n";
+	struct agg *a = agg__new(0);
+	struct agg_proc p50 = { .pid = 50, .comm = "app", .samples = 1 };
+	char *s;
+	int err;
+
+	add(a, 40, 40, 1, "late", "x", NULL);
+	add(a, 30, 31, 2, "early", "x", NULL);
+	add(a, 30, 30, 3, "early", "x", NULL);
+	add(a, 50, 50, 1, "app", "x", NULL);
+	CHECK(agg__add_proc(a, &p50) == 0);
+	CHECK(agg__set_source(a, "d.ljsnap", NULL) == 0);
+	s = write_str(a, 0, &err);
+	CHECK(err == 0 && s);
+	CHECKF(s && !strcmp(s, want_p), "got:\n%s", s ? s : "");
+	free(s);
+	s = write_str(a, 1, &err);
+	CHECK(err == 0 && s && strstr(s, "\"early (pid 30, tid 30)\",\"unit\":\"none\",\"startValue\":0,"
+					 "\"endValue\":3,") &&
+	      strstr(s, "\"early (pid 30, tid 31)\",\"unit\":\"none\",\"startValue\":0,"
+			"\"endValue\":2,") &&
+	      strstr(s, "tid 30)") < strstr(s, "tid 31)") && strstr(s, "tid 31)") < strstr(s, "pid 40"));
+	free(s);
+	agg__delete(a);
+}
+
 /* No samples: no frame, no profile; no labels: one profile named by its root. */
 static void test_empty_unlabelled(void)
 {
@@ -197,6 +237,7 @@ int main(void)
 {
 	test_escape();
 	test_profiles();
+	test_unlisted();
 	test_empty_unlabelled();
 	test_write_error();
 	printf("%d checks, %d failures\n", checks, failures);
