@@ -554,32 +554,15 @@ static int call__result_only(struct ljt *t, uint32_t c, uint32_t end)
 	return 1;
 }
 
-/* The snapshot holding the frames of the side-effecting call in snapshot
- * snapno's code (see ljtrace.h). */
-int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out)
+/* The snapshot after side-effecting call c that holds its frames: its
+ * pre-loop original when c is in a loop body, then the first snapshot
+ * after that, when only the call's result conversion lies between them.
+ * 0 with *out, -ESRCH, -EFAULT. */
+static int call__snap(struct ljt *t, uint32_t c, uint32_t *out)
 {
-	uint32_t lo, hi, n, c = 0, loop, i, ref = 0;
+	uint32_t loop = ir__loop(t, c), i, ref = 0;
 	int err;
 
-	if (!t->lay || t->lay->snap_ref + 2 > t->lay->snap_size || snapno >= t->h.nsnap)
-		return -EINVAL;
-	if ((err = snap__ref(t, snapno, &lo)) || (err = snap__ref(t, snapno + 1, &hi)))
-		return err;
-	if (lo < LJT_REF_BIAS)
-		lo = LJT_REF_BIAS;
-	if ((err = ir__calls(t, lo, hi, &n, &c)))
-		return err;
-	if (n == 0)
-		return -ENOENT;
-	/* Several calls (their post-call snapshots merged, lj_snap_add, or
-	 * lj_opt_loop.c's copies): the one to the function the sample's call
-	 * went to. */
-	err = target ? ir__call_to(t, lo, hi, target, &c) : -ENOENT;
-	if (err == -ENOENT && n > 1)	/* none to tell the calls apart by */
-		err = -ESRCH;
-	if (err && err != -ENOENT)
-		return err;
-	loop = ir__loop(t, c);
 	if (loop && (err = call__orig(t, loop, c, &c)))
 		return err;
 	/* The first snapshot after the call: lj_ir.c lj_ir_call and crec_call
@@ -594,6 +577,69 @@ int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *ou
 		return -ESRCH;
 	*out = i;
 	return 0;
+}
+
+/* The IR range [*lo, *hi) of snapshot snapno's code. */
+static int snap__range(struct ljt *t, uint32_t snapno, uint32_t *lo, uint32_t *hi)
+{
+	int err;
+
+	if (!t->lay || t->lay->snap_ref + 2 > t->lay->snap_size || snapno >= t->h.nsnap)
+		return -EINVAL;
+	if ((err = snap__ref(t, snapno, lo)) || (err = snap__ref(t, snapno + 1, hi)))
+		return err;
+	if (*lo < LJT_REF_BIAS)
+		*lo = LJT_REF_BIAS;
+	return 0;
+}
+
+/* The snapshot holding the frames of the side-effecting call in snapshot
+ * snapno's code (see ljtrace.h). */
+int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out)
+{
+	uint32_t lo, hi, n, c = 0;
+	int err;
+
+	if ((err = snap__range(t, snapno, &lo, &hi)) || (err = ir__calls(t, lo, hi, &n, &c)))
+		return err;
+	if (n == 0)
+		return -ENOENT;
+	/* Several calls (their post-call snapshots merged, lj_snap_add, or
+	 * lj_opt_loop.c's copies): the one to the function the sample's call
+	 * went to. */
+	err = target ? ir__call_to(t, lo, hi, target, &c) : -ENOENT;
+	if (err == -ENOENT && n > 1)	/* none to tell the calls apart by */
+		err = -ESRCH;
+	if (err && err != -ENOENT)
+		return err;
+	return call__snap(t, c, out);
+}
+
+/* The snapshots of every side-effecting call in snapshot snapno's code, in
+ * IR order (see ljtrace.h). */
+int ljt__snap_calls(struct ljt *t, uint32_t snapno, uint32_t *out, uint32_t max, uint32_t *n)
+{
+	uint8_t b[IRINS];
+	uint32_t lo, hi, r;
+	int err;
+
+	*n = 0;
+	if ((err = snap__range(t, snapno, &lo, &hi)))
+		return err;
+	if (hi - lo > IR_SCAN_MAX || hi > t->h.nins)
+		return -EINVAL;
+	for (r = lo; r < hi; r++) {
+		if (ir__ins(t, r, b))
+			return -EFAULT;
+		if (b[5] != LJT_IR_CALLS && b[5] != LJT_IR_CALLXS)
+			continue;
+		if (*n >= max)
+			return -E2BIG;
+		if ((err = call__snap(t, r, &out[*n])))
+			return err;
+		(*n)++;
+	}
+	return *n ? 0 : -ENOENT;
 }
 
 /* -- Snapshot decoding ---------------------------------------------------------- */

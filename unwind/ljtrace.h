@@ -179,6 +179,12 @@ int ljt__snap_find(struct ljt *t, uint64_t ofs, uint32_t *snapno);
  * when the frames at the call are not known (calls it cannot tell apart, a
  * merged snapshot, loop parts that do not match); -EFAULT, -EINVAL. */
 int ljt__snap_call(struct ljt *t, uint32_t snapno, uint64_t target, uint32_t *out);
+/* For each side-effecting call in snapshot snapno's IR range, in IR order,
+ * the snapshot ljt__snap_call would give for it alone (the caller compares
+ * them when it cannot tell the calls apart): 0 with out[0 .. *n), *n >= 1;
+ * -ENOENT none; -E2BIG more than max; -ESRCH when one's frames are not
+ * known; -EFAULT, -EINVAL. */
+int ljt__snap_calls(struct ljt *t, uint32_t snapno, uint32_t *out, uint32_t max, uint32_t *n);
 
 /* Decode snapshot snapno: PC, slot-0 function and the frames above the base
  * frame.  0, -EFAULT unreadable, -EINVAL inconsistent. */

@@ -410,6 +410,7 @@ static int inline__emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 }
 
 #define CALL_SCAN	8	/* bytecodes searched back from a snapshot's PC for its call */
+#define SNAP_ALIKE_MAX	8	/* side-effecting calls snap__alike compares */
 
 /* The CALL bytecode a post-call snapshot resumes after, or 0.  lj_record.c
  * takes it before the next bytecode; bytecodes that record no IR may follow
@@ -487,20 +488,87 @@ static uint64_t trace__calltarget(struct ljw *w, uint64_t ret)
 	return trace__reg(w, ret, (e[-1] & 7u) + (e[-3] == 0x41 ? 8u : 0u));
 }
 
+static int frame__same(const struct ljt_frame *a, const struct ljt_frame *b)
+{
+	return a->slot == b->slot && a->fn == b->fn && a->pt == b->pt && a->link == b->link &&
+	       a->has_link == b->has_link;
+}
+
+/* The line of the call at cpc in the innermost frame of snapshot s: its
+ * function, or the base frame's (the snapshot's root function, else bfn)
+ * when no frame is above it.  -1 when unknown. */
+static int call__line(struct ljw *w, const struct ljt_snap *s, uint64_t bfn, uint64_t cpc)
+{
+	const struct ljt_frame *f = s->nframes ? &s->frames[s->nframes - 1] : NULL;
+	uint64_t fn = f ? f->fn : (s->root_fn ? s->root_fn : bfn), pt = f && !f->fn ? f->pt : 0;
+	uint64_t fpc;
+	struct ljw_proto *p;
+	int32_t pos;
+
+	if (!pt) {
+		if (!fn || ljd__ref(&w->d, fn + w->d.lay->fn_pc, &fpc) || fpc <= w->d.lay->pt_size)
+			return -1;
+		pt = fpc - w->d.lay->pt_size;
+	}
+	p = ljw__proto(w, pt);
+	pos = p ? ljw__proto_pos(w, p, cpc + 4) : -1;
+	return pos < 0 ? -1 : ljw__proto_line(w, p, (uint32_t)pos);
+}
+
+/* The covering snapshot's code holds several side-effecting calls that the
+ * sample's call target does not tell apart (IR CALLS: a call id, not an
+ * address).  When the snapshot of each has the same frames and each call
+ * is on the same line, the frames at the call are known whichever it was:
+ * 0 with *cs, the first one's.  -1 else (w->snap is then garbage). */
+static int snap__alike(struct ljw *w, uint32_t snapno, uint64_t bfn, uint32_t *cs)
+{
+	uint32_t cand[SNAP_ALIKE_MAX], n, k, i;
+	struct ljt_snap *a = w->snap, *b;
+	uint64_t cpc;
+	int line;
+
+	if (ljt__snap_calls(&w->tr, snapno, cand, SNAP_ALIKE_MAX, &n) || n < 2)
+		return -1;
+	if (!w->snap_next && !(w->snap_next = malloc(sizeof(*w->snap_next))))
+		return -1;
+	b = w->snap_next;
+	if (ljt__snap_decode(&w->tr, cand[0], a) || !(cpc = snap__callpc(w, a->pc)) ||
+	    (line = call__line(w, a, bfn, cpc)) < 0)
+		return -1;
+	for (k = 1; k < n; k++) {
+		if (ljt__snap_decode(&w->tr, cand[k], b) || b->nframes != a->nframes ||
+		    b->root_fn != a->root_fn || b->topslot != a->topslot)
+			return -1;
+		for (i = 0; i < a->nframes; i++)
+			if (!frame__same(&a->frames[i], &b->frames[i]))
+				return -1;
+		if (!(cpc = snap__callpc(w, b->pc)) || call__line(w, b, bfn, cpc) != line)
+			return -1;
+	}
+	*cs = cand[0];
+	return 0;
+}
+
 /* Decode into w->snap the snapshot whose frames the sample had at the
  * covering snapshot *snapno: for RIP in C code the trace called, the one
- * ljt__snap_call finds, positioned at its call bytecode (snap__callpc).
- * 0 (*snapno changed for a call); 1 when the frames at the call are not
- * known, or use_call is 0 (w->snap is the covering snapshot); 2 when no
+ * ljt__snap_call finds, positioned at its call bytecode (snap__callpc), or
+ * the first of several alike ones (snap__alike: *alike set).  0 (*snapno
+ * changed for a call); 1 when the frames at the call are not known, or
+ * use_call is 0 (w->snap is the covering snapshot); 2 when no
  * side-effecting call is in its code (the covering snapshot's frames); -1
- * unreadable or inconsistent. */
-static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
+ * unreadable or inconsistent.  bfn: the base frame's function. */
+static int snap__pick(struct ljw *w, uint32_t *snapno, uint64_t bfn, int use_call, int *alike)
 {
 	uint32_t cs;
 	uint64_t cpc;
 	int err = w->ts.ip_call ?
 		  ljt__snap_call(&w->tr, *snapno, trace__calltarget(w, w->ts.ip), &cs) : -ENOENT;
 
+	*alike = 0;
+	if (err == -ESRCH && use_call && snap__alike(w, *snapno, bfn, &cs) == 0) {
+		err = 0;
+		*alike = 1;
+	}
 	if (err == 0 && use_call && ljt__snap_decode(&w->tr, cs, w->snap) == 0) {
 		cpc = snap__callpc(w, w->snap->pc);
 		if (cpc) {
@@ -509,17 +577,12 @@ static int snap__pick(struct ljw *w, uint32_t *snapno, int use_call)
 			return 0;
 		}
 	}
+	*alike = 0;
 	if (ljt__snap_decode(&w->tr, *snapno, w->snap))
 		return -1;
 	if (err == -ENOENT)
 		return w->ts.ip_call ? 2 : 0;
 	return 1;
-}
-
-static int frame__same(const struct ljt_frame *a, const struct ljt_frame *b)
-{
-	return a->slot == b->slot && a->fn == b->fn && a->pt == b->pt && a->link == b->link &&
-	       a->has_link == b->has_link;
 }
 
 /*
@@ -577,7 +640,7 @@ static int snap__split(struct ljw *w, uint32_t snapno)
 static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
 			uint64_t ofs, uint64_t *pc, uint64_t *fn, size_t *n, uint32_t *snapno)
 {
-	int pick, use_call, split;
+	int pick, use_call, split, alike;
 
 	for (use_call = 1; use_call >= 0; use_call--) {
 		*n = 0;
@@ -585,7 +648,7 @@ static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 		*pc = *fn = 0;
 		if (ljt__snap_find(&w->tr, ofs, snapno))
 			return -1;
-		pick = snap__pick(w, snapno, use_call);
+		pick = snap__pick(w, snapno, base__fn(w, base), use_call, &alike);
 		if (pick < 0)
 			return -1;
 		split = pick == 2 && snap__split(w, *snapno);
@@ -593,6 +656,7 @@ static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 			return pick == 1 ? LJW_TS_SNAP_CALL_UNSURE :
 			       split ? LJW_TS_SNAP_CALL_SPLIT :
 			       pick == 2 ? LJW_TS_SNAP_CALL_PRIOR :
+			       alike ? LJW_TS_SNAP_CALL_ALIKE :
 			       w->ts.ip_call ? LJW_TS_SNAP_CALL : LJW_TS_SNAP;
 		if (pick != 0)
 			return -1;
