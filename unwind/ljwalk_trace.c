@@ -520,15 +520,16 @@ static int call__line(struct ljw *w, const struct ljt_snap *s, uint64_t bfn, uin
  * address).  When the snapshot of each has the same frames and each call
  * is on the same line, the frames at the call are known whichever it was:
  * 0 with *cs, the first one's.  -1 else (w->snap is then garbage). */
-static int snap__alike(struct ljw *w, uint32_t snapno, uint64_t bfn, uint32_t *cs)
+static int snap__alike(struct ljw *w, uint32_t snapno, uint64_t base, uint32_t *cs)
 {
 	uint32_t cand[SNAP_ALIKE_MAX], n, k, i;
 	struct ljt_snap *a = w->snap, *b;
-	uint64_t cpc;
+	uint64_t cpc, bfn;
 	int line;
 
 	if (ljt__snap_calls(&w->tr, snapno, cand, SNAP_ALIKE_MAX, &n) || n < 2)
 		return -1;
+	bfn = base__fn(w, base);
 	if (!w->snap_next && !(w->snap_next = malloc(sizeof(*w->snap_next))))
 		return -1;
 	b = w->snap_next;
@@ -556,8 +557,8 @@ static int snap__alike(struct ljw *w, uint32_t snapno, uint64_t bfn, uint32_t *c
  * changed for a call); 1 when the frames at the call are not known, or
  * use_call is 0 (w->snap is the covering snapshot); 2 when no
  * side-effecting call is in its code (the covering snapshot's frames); -1
- * unreadable or inconsistent.  bfn: the base frame's function. */
-static int snap__pick(struct ljw *w, uint32_t *snapno, uint64_t bfn, int use_call, int *alike)
+ * unreadable or inconsistent.  base: the jit_base frame's. */
+static int snap__pick(struct ljw *w, uint32_t *snapno, uint64_t base, int use_call, int *alike)
 {
 	uint32_t cs;
 	uint64_t cpc;
@@ -565,7 +566,7 @@ static int snap__pick(struct ljw *w, uint32_t *snapno, uint64_t bfn, int use_cal
 		  ljt__snap_call(&w->tr, *snapno, trace__calltarget(w, w->ts.ip), &cs) : -ENOENT;
 
 	*alike = 0;
-	if (err == -ESRCH && use_call && snap__alike(w, *snapno, bfn, &cs) == 0) {
+	if (err == -ESRCH && use_call && snap__alike(w, *snapno, base, &cs) == 0) {
 		err = 0;
 		*alike = 1;
 	}
@@ -648,7 +649,7 @@ static int snap__frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64
 		*pc = *fn = 0;
 		if (ljt__snap_find(&w->tr, ofs, snapno))
 			return -1;
-		pick = snap__pick(w, snapno, base__fn(w, base), use_call, &alike);
+		pick = snap__pick(w, snapno, base, use_call, &alike);
 		if (pick < 0)
 			return -1;
 		split = pick == 2 && snap__split(w, *snapno);
