@@ -38,9 +38,9 @@
  *
  * What the reads do not reach in one sample an earlier one may have: a
  * prototype's definition name is remembered across walks (checked against
- * its firstline, sizebc and chunkname before use, since the address may
- * hold another prototype by then) and given to its frames that this walk
- * could not name.  It is looked up only after every read, so the bytes a
+ * its firstline, sizebc and chunkname's bytes before use, since the address
+ * may hold another prototype by then) and given to its frames that this
+ * walk could not name.  It is looked up only after every read, so the bytes a
  * walk reads, which the recorder keeps (formats/capture/harvest.h), do not
  * depend on the walks before it.
  */
@@ -378,7 +378,9 @@ static const struct ljw_proto *frame__proto(const struct ljw *w, const struct lj
 	return &w->protos[ci];
 }
 
-/* The remembered name of prototype p, or NULL. */
+/* The remembered name of prototype p, or NULL.  The chunkname is compared
+ * by its bytes: the GC frees a chunk's name with the chunk, and the next
+ * chunk's name may take its address (a loop of loadstring(src, "=genK")). */
 static struct ljw_defname *known__find(struct ljw *w, const struct ljw_proto *p)
 {
 	struct ljw_defname *k;
@@ -388,9 +390,25 @@ static struct ljw_defname *known__find(struct ljw *w, const struct ljw_proto *p)
 		return NULL;
 	k = &w->known[idx];
 	if (k->firstline != p->firstline || k->sizebc != p->sizebc ||
-	    k->chunkname_ref != p->chunkname_ref)
+	    k->chunkname_ref != p->chunkname_ref || !k->chunk != !p->chunkname ||
+	    (k->chunk && (k->chunk_len != p->chunkname_len ||
+			  memcmp(k->chunk, p->chunkname, k->chunk_len))))
 		return NULL;
 	return k;
+}
+
+/* A copy of name with the chunkname's bytes after it, or NULL. */
+static char *known__dup(const char *name, const struct ljw_proto *p)
+{
+	size_t n = strlen(name) + 1, c = p->chunkname ? p->chunkname_len : 0;
+	char *s;
+
+	if (!(s = malloc(n + c + 1)))
+		return NULL;
+	memcpy(s, name, n);
+	memcpy(s + n, p->chunkname ? p->chunkname : "", c);
+	s[n + c] = '\0';
+	return s;
 }
 
 /* Remember frame f's definition name (a store after FNEW beats an upvalue). */
@@ -404,7 +422,7 @@ static void known__put(struct ljw *w, const struct ljw_frame *f, const struct lj
 	k = known__find(w, p);
 	if (k && (!strcmp(k->name, f->defname) || strcmp(f->defwhat, "upvalue") == 0))
 		return;
-	if (!(n = strdup(f->defname)))
+	if (!(n = known__dup(f->defname, p)))
 		return;
 	if (!k) {
 		if (w->nknown >= KNOWN_MAX ||
@@ -428,6 +446,8 @@ static void known__put(struct ljw *w, const struct ljw_frame *f, const struct lj
 	k->firstline = p->firstline;
 	k->sizebc = p->sizebc;
 	k->name = n;
+	k->chunk = p->chunkname ? n + strlen(n) + 1 : NULL;
+	k->chunk_len = p->chunkname ? p->chunkname_len : 0;
 	k->what = f->defwhat;
 }
 

@@ -66,8 +66,9 @@ struct ljw_proto {
 struct ljw_defname {
 	uint64_t pt, chunkname_ref;	/* the prototype, and what identifies it */
 	int32_t firstline;
-	uint32_t sizebc;
-	char *name;			/* malloc'd */
+	uint32_t sizebc, chunk_len;
+	char *name;			/* malloc'd, with the chunkname's bytes after it */
+	const char *chunk;		/* in name's allocation; NULL if unread */
 	const char *what;		/* static */
 };
 
