@@ -248,6 +248,7 @@ static void write_process(struct recorder *rc, const struct proc *p,
 		sp.lj_build = p->build;
 		sp.vm_lo = p->vm_lo;
 		sp.vm_hi = p->vm_hi;
+		sp.vm_exit = p->vm_exit_ret;
 		prov = calloc(pd->det.nnotes + pd->det.nwarnings + 1, sizeof(*prov));
 		for (i = 0; prov && i < pd->det.nnotes; i++)
 			prov[sp.nprov++] = pd->det.notes[i];
@@ -381,6 +382,7 @@ void inspect__process(struct recorder *rc, struct proc *p, uint64_t now_ns)
 		}
 		p->vm_lo = pd.vm_lo;
 		p->vm_hi = pd.vm_hi;
+		p->vm_exit_ret = pd.vm_exit_ret;
 		if (pd.g && !p->g_hint)
 			p->g_hint = pd.g;	/* e.g. through tarantool_L: see record.c set_g_hint */
 		memcpy(old, p->build, sizeof(old));

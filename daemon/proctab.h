@@ -23,7 +23,7 @@ struct proc {
 	int has_luajit;
 	int nvm;			/* LuaJIT VM copies mapped */
 	struct lj_layout layout;
-	uint64_t vm_lo, vm_hi;
+	uint64_t vm_lo, vm_hi, vm_exit_ret;
 	char build[128];		/* human description of the LuaJIT build */
 	uint32_t cfg_gen;		/* generation pushed to BPF (0 = none) */
 	uint64_t g_hint;		/* a global_State seen in this process (0 = none) */

@@ -178,6 +178,7 @@ int ptab__process(struct ptab *pt, struct ljs_pipe *rs, const struct snapfile_pr
 	d->proc.layout = sp->layout;
 	d->proc.vm_lo = sp->vm_lo;
 	d->proc.vm_hi = sp->vm_hi;
+	d->proc.vm_exit_ret = sp->vm_exit;
 	return 0;
 nomem:
 	free(build);

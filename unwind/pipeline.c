@@ -526,8 +526,10 @@ static int put_stitched(struct ljs_pipe *r, const struct ljs_proc *p,
 
 /*
  * Where p's trace exit handler returns from lj_trace_exit (native_lj.c), or
- * 0: found in the interpreter's code, read from the mapped file once per VM
- * range (forked workers share theirs).
+ * 0: as the recorder found it in the interpreter's code (a capture's copy of
+ * the file holds no code), else (a capture from before ljsnap recorded it)
+ * found in the code of the mapped file, read once per VM range (forked
+ * workers share theirs).
  */
 static uint64_t vm_exit_ret(struct ljs_pipe *r, const struct ljs_proc *p,
 			    const struct memsrc *files)
@@ -536,6 +538,8 @@ static uint64_t vm_exit_ret(struct ljs_pipe *r, const struct ljs_proc *p,
 	uint8_t *code;
 	int had;
 
+	if (p->vm_exit_ret)
+		return p->vm_exit_ret;
 	if (!p->vm_lo || p->vm_hi <= p->vm_lo || len > (4u << 20))
 		return 0;
 	had = intmap__slot(&r->vm_exit, p->vm_lo ^ (len << 44), &v);

@@ -22,6 +22,8 @@ struct ljs_proc {
 	int has_luajit;
 	struct lj_layout layout;
 	uint64_t vm_lo, vm_hi;		/* interpreter code [lo, hi) */
+	uint64_t vm_exit_ret;		/* lj_proc_detect.vm_exit_ret as recorded, 0 if
+					 * unknown (then read from the file) */
 };
 
 /* Resolve the mappings (none: p->pm stays NULL) into p, whose other fields

@@ -38,7 +38,8 @@
 #define SNAPFILE_MAGIC_LEN	8
 
 #define SNAPFILE_MAJOR		3	/* bumped by a change old readers cannot read */
-#define SNAPFILE_MINOR		0	/* bumped by additions old readers may ignore */
+#define SNAPFILE_MINOR		1	/* bumped by additions old readers may ignore:
+					 * 1 added PROCESS lj "vm_exit" */
 
 #define SNAPFILE_FRAME_HDR	8	/* u32 length + u32 crc32 (format 1; a format 2 header) */
 #define SNAPFILE_REC_HDR	4	/* u32 length: a record inside a format 2 chunk */
@@ -125,6 +126,8 @@ struct snapfile_process {
 	const char *const *prov;	/* how each offset was obtained */
 	uint64_t vm_lo, vm_hi;		/* interpreter code range [lo, hi) */
 	uint64_t g;			/* global_State address if known, else 0 */
+	uint64_t vm_exit;		/* the trace exit handler's return address from
+					 * lj_trace_exit, 0 if unknown (absent) */
 };
 
 /* MEMORY: bytes read from pid at addr, valid at least over

@@ -82,7 +82,8 @@
 	FIELD("prov",     (prov, nprov),  prov,     1)			\
 	FIELD("vm_lo",    vm_lo,          u64,      1)			\
 	FIELD("vm_hi",    vm_hi,          u64,      1)			\
-	FIELD("g",        g,              u64,      1)
+	FIELD("g",        g,              u64,      1)			\
+	FIELD("vm_exit",  vm_exit,        u64,      r->vm_exit)
 
 /* PROCESS "maps" entry: [...]; struct procmap_desc. */
 #define SNAPFILE_MAPPING_FIELDS(FIELD)					\

@@ -134,7 +134,7 @@ static void snapfile_writer__maps(struct snapfile_writer *w, const struct procma
 	}
 }
 
-/* PROCESS "lj": {layout, build, prov, vm_lo, vm_hi, g}. */
+/* PROCESS "lj": {layout, build, prov, vm_lo, vm_hi, g[, vm_exit]}. */
 static void snapfile_writer__luajit(struct snapfile_writer *w, const struct snapfile_process *r)
 {
 	SW_MAP(SNAPFILE_LUAJIT_FIELDS);

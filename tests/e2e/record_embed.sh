@@ -24,6 +24,9 @@
 # copy lacks, so the copy carries them; tests/unit/test_funcs compares the
 # copy's names with the file's per address); the bytes a copy adds to the
 # capture are noted.
+# Trace exits: a copy of luajit runs tests/lua/trace_exit.lua and is
+# reported the same three ways; the samples in a trace exit must reach
+# _start in >= 80% with the file deleted.
 # Line tables and inline information: a copy of ljdlopen (built with -g;
 # c_spin inlines lcg_burn) recorded with --debug-info, and recorded without
 # it then given `ljsnap archive`: report --lines with the file deleted is
@@ -110,6 +113,21 @@ c=$(pct_complete ctl.gone)
 note "control (--no-embed, file deleted): $c% complete"
 [ "$c" -lt 20 ] || fail "control: $c% of the stacks complete without the file nor its copy"
 "$LJSNAP" info "$TMPD/ctl.ljsnap" | grep -q "^embedded:" && fail "control: --no-embed embedded files"
+
+# exit: trace exits (tests/lua/trace_exit.lua), whose handler's frame report
+# steps with where the handler returns from lj_trace_exit, found in the code
+# that the copy lacks: the recorder saves it with the process
+mkdir -p "$TMPD/exit"
+cp /usr/bin/luajit "$TMPD/exit/luajit"
+"$LJSNAP" record -F 499 -o "$TMPD/exit.ljsnap" -- "$TMPD/exit/luajit" \
+	"$top_srcdir/tests/lua/trace_exit.lua" 0.5 > "$TMPD/exit.out" 2> "$TMPD/exit.rec" ||
+	{ cat "$TMPD/exit.rec" >&2; fail "exit: record failed"; }
+three exit "$TMPD/exit/luajit" "$OR/root/usr/bin/luajit" luajit
+x=$(awk '/\[trace exit\]/ { n = $NF; t += n; if (index($0, "luajit;_start;") == 1) r += n }
+	END { print t + 0, t ? int(100 * r / t) : 0 }' "$TMPD/exit.gone.folded")
+note "exit: samples in a trace exit, and % of them rooted in _start with the file deleted: $x"
+assert_ge "${x% *}" 10 "exit: samples in a trace exit"
+assert_ge "${x#* }" 80 "exit: trace exit samples rooted in luajit;_start (file deleted), %"
 
 # lib: a copy of libluajit, dlopen()ed by ljdlopen
 cp "$SYSLIB" "$TMPD/lib/libluajit-5.1.so.2"

@@ -93,6 +93,7 @@ static void full_init(struct full *f)
 	f->lj.vm_lo = val(4, 64);
 	f->lj.vm_hi = val(4, 64) + 0x4000;
 	f->lj.g = val(3, 64);
+	f->lj.vm_exit = val(4, 64) + 0x123;
 	f->exitnote = (struct snapfile_process){ .pid = f->lj.pid, .comm = "luajit",
 						 .exited_ns = val(4, 64), .image = 1 };
 
@@ -176,7 +177,7 @@ static int full_write(const struct full *f, const char *path)
 /* Frame by frame: payload length and crc32, as the writer of format 1.0 made them. */
 static const struct { uint32_t len, crc; } known[] = {
 	{ 252, 0x85dba8e7 },	/* HEADER */
-	{ 1533, 0xe27f1e04 },	/* PROCESS with LuaJIT */
+	{ 1550, 0x6706fdce },	/* PROCESS with LuaJIT (with "vm_exit", minor 1) */
 	{ 80, 0x249c25c8 },	/* PROCESS exit note */
 	{ 254, 0x666ff967 },	/* SAMPLE */
 	{ 42, 0x958b3aef },	/* MEMORY */

@@ -19,6 +19,7 @@
 #include "unwind/detect/ljdetect.h"
 #include "symtab/ehframe.h"
 #include "symtab/elf.h"
+#include "unwind/native.h"
 
 #define LJD_VM_MAX	(4u << 20)	/* largest interpreter we read (real ones: ~16 KiB) */
 #define LJD_VM_SYM_GAP	64		/* alignment padding allowed between VM symbols */
@@ -272,6 +273,26 @@ static void ljd__vm_range(struct elf_file *ef, struct lj_detect *d)
 	}
 }
 
+/* Where the trace exit handler returns from lj_trace_exit, found in the
+ * interpreter proper's code (native_lj__exit_ret).  The recorder saves it
+ * with the process: a capture's copy of the file holds no code. */
+static void ljd__vm_exit(struct elf_file *ef, struct lj_detect *d)
+{
+	uint64_t hi = d->vm_ffi > d->vm_lo ? d->vm_ffi : d->vm_hi;
+	size_t len = hi - d->vm_lo;
+	uint8_t *code;
+
+	if (d->vm_src == LJ_DETECT_VM_NONE || hi <= d->vm_lo || len > (4u << 20) ||
+	    !(code = malloc(len)))
+		return;
+	if (elf_file__read(ef, d->vm_lo, code, len) == 0)
+		d->vm_exit_ret = native_lj__exit_ret(code, len, d->vm_lo);
+	free(code);
+	if (d->vm_exit_ret)
+		ljd__note(d, "trace exit handler returns from lj_trace_exit at %#lx",
+			  (unsigned long)d->vm_exit_ret);
+}
+
 /* -- Family -------------------------------------------------------------- */
 
 /* Score one built-in layout against the calibration and markers. */
@@ -474,6 +495,7 @@ int lj_detect__elf(const char *path, struct lj_detect *out)
 		goto out;	/* objects and core files are never mapped code */
 	ljd__markers(ef, out);
 	ljd__vm_range(ef, out);
+	ljd__vm_exit(ef, out);
 	out->is_luajit = (out->markers & (LJ_DETECT_M_VM_FDE | LJ_DETECT_M_VM_SYMS)) ||
 			 ((out->markers & LJ_DETECT_M_LUAJIT_API) && (out->markers & LJ_DETECT_M_LUA_API));
 	if (!out->is_luajit)

@@ -106,6 +106,8 @@ struct lj_detect {
 	uint64_t vm_lo, vm_hi;		/* [lo, hi), lj_vm_ffi_call included when known */
 	uint64_t vm_ffi;		/* lj_vm_ffi_call (0 if unknown) */
 	uint64_t vm_lo_off;		/* file offset of vm_lo */
+	uint64_t vm_exit_ret;		/* the exit handler's return address from its call
+					 * of lj_trace_exit (native_lj__exit_ret), 0 if none */
 	uint32_t fde_cfa;		/* C-frame size from the FDE (0 if no FDE) */
 	unsigned nvm_fde;		/* VM-like FDEs (more than 1: several copies) */
 
@@ -204,6 +206,7 @@ struct lj_proc_detect {
 	uint64_t load_bias;		/* runtime = load_bias + link-time address */
 	uint64_t vm_lo, vm_hi;		/* runtime range of the interpreter proper (without
 					 * lj_vm_ffi_call, which has CFI of its own) */
+	uint64_t vm_exit_ret;		/* runtime det.vm_exit_ret, 0 if none */
 	struct lj_layout layout;
 	struct lj_detect det;		/* the file's detection (link-time addresses) */
 };

@@ -398,6 +398,7 @@ int lj_detect__process(int pid, struct lj_detect_cache *cache, struct lj_proc_de
 		/* The interpreter proper: lj_vm_ffi_call has its own CFI and is not
 		 * a VM activation (its rdx is not BASE, its frame is rbp-based). */
 		out->vm_hi = bias + (e->det->vm_ffi > e->det->vm_lo ? e->det->vm_ffi : e->det->vm_hi);
+		out->vm_exit_ret = e->det->vm_exit_ret ? bias + e->det->vm_exit_ret : 0;
 		out->layout = e->det->layout;
 	}
 	if (out->found && out->det.layout_ok && out->det.sym_tarantool_L)
