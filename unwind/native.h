@@ -7,7 +7,7 @@
  * biases.  The CFI (.eh_frame, .debug_frame) of every mapped ELF file is read
  * by libdw (elfutils Dwfl with custom thread callbacks): memory reads are
  * served from the stack copy first, then from an optional memory source
- * (e.g. the read-only segments of the mapped files, see objfile.h).  Where a
+ * (the pipeline gives none: unwind/pipeline.c native_unwind).  Where a
  * pc has no CFI, libdw falls back to frame pointers; code that has neither
  * (LuaJIT traces in anonymous mappings) is stepped by a caller-supplied hook,
  * for which native__step_lj (native_lj.c) implements LuaJIT's rule from plain

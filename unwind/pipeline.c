@@ -567,8 +567,11 @@ static int native_unwind(struct ljs_pipe *r, const struct ljs_proc *p, const str
 
 	if ((r->flags & LJS_PIPE_LUA_ONLY) || !p->pm || !(s->flags & LJS_SAMPLE_F_REGS_VALID))
 		return 0;
+	/* Frames are read from the stack copy only (no.mem stays NULL): a saved
+	 * register is never in a file's read-only bytes, and what a wild
+	 * pointer reads there would differ between the file at the path and a
+	 * capture's copy of it, which holds no code (symtab/elfcopy.h). */
 	memsrc__init_procmap(&files, p->pm, NULL);
-	no.mem = &files;
 	if (p->has_luajit && native_lj_rule__from_sample(&rule, &p->layout, s, p->vm_lo, p->vm_hi)) {
 		rule.exit_ret = vm_exit_ret(r, p, &files);
 		no.step_unknown = native__step_lj;
