@@ -162,8 +162,11 @@ static void info__process(struct info *in, const struct snapfile_header *h,
 		p->layout.flags & LJ_LAYOUT_F_NOJIT ? ", no JIT" : "",
 		p->layout.gg_ofs_g, p->layout.disp2g, p->layout.g_size, p->layout.l_size,
 		set, lj_layout__nfields);
-	fprintf(in->pf, "      g 0x%" PRIx64 ", VM code 0x%" PRIx64 "-0x%" PRIx64
-		", %" PRIu32 " provenance notes\n", p->g, p->vm_lo, p->vm_hi, p->nprov);
+	fprintf(in->pf, "      g 0x%" PRIx64 ", VM code 0x%" PRIx64 "-0x%" PRIx64, p->g, p->vm_lo,
+		p->vm_hi);
+	if (p->vm_exit)
+		fprintf(in->pf, " (trace exits return at 0x%" PRIx64 ")", p->vm_exit);
+	fprintf(in->pf, ", %" PRIu32 " provenance notes\n", p->nprov);
 }
 
 /* Keep a copy of the last STATS record: 0 or -ENOMEM. */
