@@ -282,7 +282,7 @@ static void ljd__vm_exit(struct elf_file *ef, struct lj_detect *d)
 	size_t len = hi - d->vm_lo;
 	uint8_t *code;
 
-	if (d->vm_src == LJ_DETECT_VM_NONE || hi <= d->vm_lo || len > (4u << 20) ||
+	if (d->vm_src == LJ_DETECT_VM_NONE || hi <= d->vm_lo || len > LJD_VM_MAX ||
 	    !(code = malloc(len)))
 		return;
 	if (elf_file__read(ef, d->vm_lo, code, len) == 0)
