@@ -85,9 +85,11 @@ three() {
 	grep -q "$2: missing (build id [0-9a-f]*): used the copy in the capture" "$TMPD/$1.gone.err" ||
 		{ cat "$TMPD/$1.gone.err" >&2; fail "$1: no note on the copy used for a missing file"; }
 	cmp -s "$TMPD/$1.same.folded" "$TMPD/$1.other.folded" ||
-		fail "$1: the report changed when the file was replaced by another build"
+		{ diff "$TMPD/$1.same.folded" "$TMPD/$1.other.folded" | head -20 >&2
+		  fail "$1: the report changed when the file was replaced by another build"; }
 	cmp -s "$TMPD/$1.same.folded" "$TMPD/$1.gone.folded" ||
-		fail "$1: the report changed when the file was deleted"
+		{ diff "$TMPD/$1.same.folded" "$TMPD/$1.gone.folded" | head -20 >&2
+		  fail "$1: the report changed when the file was deleted"; }
 	c=$(pct_complete "$1.gone"); r=$(rooted "$1.gone" "$4")
 	note "$1: 3 reports identical ($(wc -l < "$TMPD/$1.gone.folded") stacks); $c% complete, $r% rooted in _start"
 	assert_ge "$c" 80 "$1: native stacks reaching the outermost frame, %"
