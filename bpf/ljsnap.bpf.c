@@ -129,6 +129,8 @@ static __always_inline __u64 rdref(__u64 addr, __u32 gc64)
 
 /* -- Record building ----------------------------------------------------------- */
 
+enum { REC_W_USTACK, REC_W_G, REC_W_L, REC_W_N };
+
 struct rec {
 	__u32 cpu;		/* scratch key */
 	__u32 off;		/* bytes used so far */
@@ -137,6 +139,11 @@ struct rec {
 	__u32 tgid;
 	__u32 gc64;
 	__u64 cf;		/* cframe being followed by res_step() */
+	/* Windows this record holds whole (REC_W_*): [wa, wa + wl) of the
+	 * target at record offset wd; reads inside one come from the record
+	 * (rec_rd) instead of another bpf_probe_read_user. */
+	__u64 wa[REC_W_N];
+	__u32 wd[REC_W_N], wl[REC_W_N];
 	/* the next section to emit (BPF functions take at most five arguments) */
 	__u64 q_addr;
 	__u32 q_kind, q_want, q_full, q_aux, q_cut;
@@ -181,6 +188,53 @@ static long copy_chunk(__u32 i, void *data)
 	c->left -= n;
 	c->done += n;
 	return 0;
+}
+
+/* Remember a section's bytes as window slot of its kind (REC_W_*). */
+static __always_inline void rec_keep(struct rec *r, __u32 kind, __u64 addr, __u32 data, __u32 len)
+{
+	__u32 w = kind == LJS_SEC_USTACK ? REC_W_USTACK : kind == LJS_SEC_G ? REC_W_G :
+		  kind == LJS_SEC_L || kind == LJS_SEC_RES_L ? REC_W_L : REC_W_N;
+
+	if (w >= REC_W_N)
+		return;
+	r->wa[w] = addr;
+	r->wd[w] = data;
+	r->wl[w] = len;
+}
+
+/* The n (4 or 8) bytes at addr from window w of the record into *v: 0, or
+ * -1 when the window does not hold them. */
+static __always_inline int rec_win(const struct rec *r, __u32 w, __u64 addr, __u32 n, __u64 *v)
+{
+	__u64 off;
+	__u8 *buf;
+
+	if (w >= REC_W_N || addr < r->wa[w] || r->wl[w] < n || (off = addr - r->wa[w]) > r->wl[w] - n)
+		return -1;
+	buf = bpf_map_lookup_elem(&scratch, &r->cpu);
+	if (!buf)
+		return -1;
+	off = (r->wd[w] + off) & LJS_REC_OFF_MASK;
+	*v = n == 8 ? *(__u64 *)(buf + off) : *(__u32 *)(buf + off);
+	return 0;
+}
+
+/* rd64/rd32 through the windows the record holds (the same bytes the
+ * offline walk reads there), else from the target. */
+static __always_inline __u64 rec_rd(const struct rec *r, __u64 addr, __u32 n)
+{
+	__u64 v;
+
+	if (rec_win(r, REC_W_G, addr, n, &v) == 0 || rec_win(r, REC_W_L, addr, n, &v) == 0 ||
+	    rec_win(r, REC_W_USTACK, addr, n, &v) == 0)
+		return v;
+	return n == 8 ? rd64(addr) : rd32(addr);
+}
+
+static __always_inline __u64 rec_rdref(const struct rec *r, __u64 addr, __u32 gc64)
+{
+	return rec_rd(r, addr, gc64 ? 8 : 4);
 }
 
 /*
@@ -230,6 +284,7 @@ __noinline __u32 emit_section(struct rec *r)
 	h->addr = r->q_addr;
 	h->want = r->q_full;
 	h->aux = r->q_aux;
+	rec_keep(r, r->q_kind, r->q_addr, hoff + sizeof(*h), c.done);
 	r->off = hoff + sizeof(*h) + ((c.done + 7) & ~7U);
 	r->nsec++;
 	return c.done;
@@ -263,14 +318,14 @@ __noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
 
 	if (!r || !c)
 		return 0;
-	stack = rdref(L + c->l_stack, c->flags & LJS_CFG_F_GC64);
-	send = stack + (__u64)rd32(L + c->l_stacksize) * 8;
+	stack = rec_rdref(r, L + c->l_stack, c->flags & LJS_CFG_F_GC64);
+	send = stack + rec_rd(r, L + c->l_stacksize, 4) * 8;
 	if (!stack || send <= stack) {
 		err_inc(err_fault);
 		return 0;
 	}
-	base = rd64(L + c->l_base);
-	top = rd64(L + c->l_top);
+	base = rec_rd(r, L + c->l_base, 8);
+	top = rec_rd(r, L + c->l_top, 8);
 	hi = base > top ? base : top;
 	if (extra_base >= stack && extra_base < send && extra_base > hi)
 		hi = extra_base;
@@ -333,16 +388,16 @@ static long res_step(__u32 i, void *data)
 	c = bpf_map_lookup_elem(&proc_cfg, &r->tgid);
 	if (!c)
 		return 1;
-	prev = rd64(r->cf + c->cf_prev) & ~3ULL;
+	prev = rec_rd(r, r->cf + c->cf_prev, 8) & ~3ULL;
 	if (prev) {
 		r->cf = prev;
 		return 0;
 	}
-	ret = rd64(r->cf + c->cf_size - 8);
+	ret = rec_rd(r, r->cf + c->cf_size - 8, 8);
 	if (ret < c->vm_lo || ret >= c->vm_hi)
 		return 1;
 	rcf = r->cf + c->cf_size;
-	RL = rdref(rcf + c->cf_l, r->gc64);
+	RL = rec_rdref(r, rcf + c->cf_l, r->gc64);
 	if (!RL) {
 		err_inc(LJS_ERR_RESUMER_FAULT);
 		return 1;
@@ -407,9 +462,9 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 		err_inc(LJS_ERR_G_FAULT);
 		return;
 	}
-	vmstate = (__s32)rd32(g + c->g_vmstate);
-	L = rdref(g + c->g_cur_L, gc64);
-	jit_base = rdref(g + c->g_jit_base, gc64);
+	vmstate = (__s32)rec_rd(r, g + c->g_vmstate, 4);
+	L = rec_rdref(r, g + c->g_cur_L, gc64);
+	jit_base = rec_rdref(r, g + c->g_jit_base, gc64);
 	if (!L || emit_window(r, LJS_SEC_L, L, c->l_win, 0) < c->l_win) {
 		err_inc(LJS_ERR_L_FAULT);
 		return;
@@ -422,16 +477,16 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 	emit_lstack(r, c, L, extra, 0);
 
 	if (vmstate >= 0 && c->g2j) {
-		__u64 J = g + c->g2j, tp = rd64(J + c->j_trace), T = 0;
+		__u64 J = g + c->g2j, tp = rec_rd(r, J + c->j_trace, 8), T = 0;
 
-		if (tp && (__u32)vmstate < rd32(J + c->j_sizetrace))
+		if (tp && (__u32)vmstate < rec_rd(r, J + c->j_sizetrace, 4))
 			T = rdref(tp + (__u64)vmstate * (gc64 ? 8 : 4), gc64);
 		if (!T || emit_window(r, LJS_SEC_TRACE, T, c->t_win, 0) < c->t_win)
 			err_inc(LJS_ERR_TRACE_FAULT);
 	}
 
 	/* Coroutine resumers: see res_step(). */
-	r->cf = rd64(L + c->l_cframe) & ~3ULL;
+	r->cf = rec_rd(r, L + c->l_cframe, 8) & ~3ULL;
 	r->depth = 0;
 	r->gc64 = gc64;
 	bpf_loop(LJS_CFRAME_CHAIN_MAX * (LJS_RESUMERS_MAX + 1), res_step, r, 0);
