@@ -273,26 +273,6 @@ static void ljd__vm_range(struct elf_file *ef, struct lj_detect *d)
 	}
 }
 
-/* Where the trace exit handler returns from lj_trace_exit, found in the
- * interpreter proper's code (native_lj__exit_ret).  The recorder saves it
- * with the process: a capture's copy of the file holds no code. */
-static void ljd__vm_exit(struct elf_file *ef, struct lj_detect *d)
-{
-	uint64_t hi = d->vm_ffi > d->vm_lo ? d->vm_ffi : d->vm_hi;
-	size_t len = hi - d->vm_lo;
-	uint8_t *code;
-
-	if (d->vm_src == LJ_DETECT_VM_NONE || hi <= d->vm_lo || len > LJD_VM_MAX ||
-	    !(code = malloc(len)))
-		return;
-	if (elf_file__read(ef, d->vm_lo, code, len) == 0)
-		d->vm_exit_ret = native_lj__exit_ret(code, len, d->vm_lo);
-	free(code);
-	if (d->vm_exit_ret)
-		ljd__note(d, "trace exit handler returns from lj_trace_exit at %#lx",
-			  (unsigned long)d->vm_exit_ret);
-}
-
 /* -- Family -------------------------------------------------------------- */
 
 /* Score one built-in layout against the calibration and markers. */
@@ -454,7 +434,21 @@ static void ljd__layout(struct lj_detect *d)
 
 /* -- Entry point --------------------------------------------------------- */
 
-/* Read the VM bytes and run the code scan. */
+/* Where the trace exit handler returns from lj_trace_exit, found in the
+ * interpreter proper's code buf (the VM bytes from vm_lo; unwind/native.h
+ * native_lj__exit_ret).  The recorder saves it with the process: a
+ * capture's copy of the file holds no code. */
+static void ljd__vm_exit(const uint8_t *buf, struct lj_detect *d)
+{
+	uint64_t hi = d->vm_ffi > d->vm_lo && d->vm_ffi < d->vm_hi ? d->vm_ffi : d->vm_hi;
+
+	d->vm_exit_ret = native_lj__exit_ret(buf, hi - d->vm_lo, d->vm_lo);
+	if (d->vm_exit_ret)
+		ljd__note(d, "trace exit handler returns from lj_trace_exit at %#lx",
+			  (unsigned long)d->vm_exit_ret);
+}
+
+/* Read the VM bytes and run the code scans. */
 static void ljd__calibrate(struct elf_file *ef, struct lj_detect *d)
 {
 	uint64_t len = d->vm_hi - d->vm_lo;
@@ -471,6 +465,7 @@ static void ljd__calibrate(struct elf_file *ef, struct lj_detect *d)
 		lj_detect__scan_code(NULL, 0, 0, -1, &d->code);
 	} else {
 		lj_detect__scan_code(buf, len, d->vm_lo, d->gc64, &d->code);
+		ljd__vm_exit(buf, d);
 	}
 	free(buf);
 }
@@ -495,7 +490,6 @@ int lj_detect__elf(const char *path, struct lj_detect *out)
 		goto out;	/* objects and core files are never mapped code */
 	ljd__markers(ef, out);
 	ljd__vm_range(ef, out);
-	ljd__vm_exit(ef, out);
 	out->is_luajit = (out->markers & (LJ_DETECT_M_VM_FDE | LJ_DETECT_M_VM_SYMS)) ||
 			 ((out->markers & LJ_DETECT_M_LUAJIT_API) && (out->markers & LJ_DETECT_M_LUA_API));
 	if (!out->is_luajit)
