@@ -441,6 +441,37 @@ static int native__walk(struct native_unw *u, int fast)
 	return 0;
 }
 
+/*
+ * rbx through frames that leave it alone.  elfutils' x86-64 ABI defaults
+ * (backends/x86_64_cfi.c) give the same-value rule meant for rbx to DWARF
+ * register 0, rax, so after every frame whose CFI does not mention rbx --
+ * a callee that never touches it, like lj_tab_getinth -- libdw takes rbx
+ * as undefined, and native_fast.c, which gives what libdw gives, too.  The
+ * psABI makes rbx callee-saved, and the interpreter keeps its PC there
+ * (vm_x64.dasc), so the Lua walk needs it at the frame that returns into
+ * the VM: after either walk, a frame stepped by a CFI rule that leaves rbx
+ * unmentioned (undefined here) has its callee's rbx.
+ */
+static void native__rbx_through(struct native_unw *u, struct native_space *s)
+{
+	const uint32_t rbx = 1u << 3;
+	size_t i;
+
+	for (i = 1; i < u->nframes; i++) {
+		const struct native_frame *c = &u->frames[i - 1];
+		struct native_frame *f = &u->frames[i];
+		const struct native_rule *r;
+
+		if (f->how != NATIVE_HOW_CFI || (f->regs.valid & rbx) || !(c->regs.valid & rbx))
+			continue;
+		r = native_space__rule(s, c->activation ? c->pc : c->pc - 1);
+		if (r && r->status == NATIVE_RULE_OK && r->kind[3] == NATIVE_RULE_UNDEF) {
+			f->regs.r[3] = c->regs.r[3];
+			f->regs.valid |= rbx;
+		}
+	}
+}
+
 /* Unwind one stack (see native.h). */
 int native__unwind(struct native_unw *u, const struct native_maps *m, const struct ljs_regs *regs,
 		   const struct ljs_section *ustack, const struct native_opts *o,
@@ -478,6 +509,7 @@ int native__unwind(struct native_unw *u, const struct native_maps *m, const stru
 		}
 		native__walk(u, 0);
 	}
+	native__rbx_through(u, s);
 	if (w->end == NATIVE_END_NO_INFO || w->end == NATIVE_END_ERROR)
 		out->msg = dwfl_errmsg(-1);
 	out->frames = u->frames;
