@@ -134,7 +134,10 @@ int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_
 			}
 			return 0;
 		}
-		if (ret__caller(w, t, cand, cpc, base)) {
+		/* rbp: BASE saved around a fast function's call to C (ipairs_aux
+		 * right after lj_tab_getinth returns, before "mov BASE, RB"). */
+		if (ret__caller(w, t, cand, cpc, base) ||
+		    ret__caller(w, t, ljd__reg(&w->d, r->bp), cpc, base)) {
 			*pc = cpc;
 			out->base_src = out->pc_src = LJW_SRC_RETURN;
 			return 0;
@@ -148,6 +151,15 @@ int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_
 			*base = cand;
 			*pc = cpc;
 			out->base_src = out->pc_src = LJW_SRC_VM_REGS;
+			return 0;
+		}
+		/* A fast function calling C with its first result already over
+		 * its function slot (ipairs_aux at lj_tab_getinth: the next index
+		 * at BASE-16, vm_x64.dasc) and the caller's PC in rbx: as at a
+		 * return, the caller is the top frame. */
+		if (cand != t->L && ret__caller(w, t, cand, cpc, base)) {
+			*pc = cpc;
+			out->base_src = out->pc_src = LJW_SRC_RETURN;
 			return 0;
 		}
 		if (ljw__base_check(w, t, Lbase) && ljw__base_pos(w, Lbase, cpc) >= 0) {
