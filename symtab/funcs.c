@@ -108,20 +108,36 @@ static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
 	return 0;
 }
 
+/* The length of the opcode bytes before a rel32 or disp32 at c[j] that
+ * funcs__next_branch counts (0: none): call rel32 and jmp rel32; with
+ * more, also jcc rel32 and lea reg, [rip + disp32] with a REX prefix (a
+ * function's address taken, as 64-bit code loads a pointer). */
+static size_t funcs__op_len(const uint8_t *c, size_t len, size_t j, int more)
+{
+	if (c[j] == 0xe8 || c[j] == 0xe9)
+		return 1;
+	if (!more || j + 6 > len)
+		return 0;
+	if (c[j] == 0x0f && (c[j + 1] & 0xf0) == 0x80)
+		return 2;
+	if (j + 7 <= len && (c[j] & 0xf0) == 0x40 && c[j + 1] == 0x8d && (c[j + 2] & 0xc7) == 0x05)
+		return 3;
+	return 0;
+}
+
 /* The next direct branch in code c (len bytes at link-time address lo),
  * from byte *pos on, that lands on the first address of a range: call
- * rel32, jmp rel32 and, with jcc, jcc rel32.  The range (*is_call set
- * when the branch is a call), or NULL at the end.  A byte that only looks
- * like an opcode would have to land exactly on a function's first address
- * to count. */
+ * rel32, jmp rel32 and, with more, jcc rel32 and a lea of the range's
+ * address (funcs__op_len).  The range (*kind: LJCG_EDGE_CALL, _JUMP or
+ * _ADDR), or NULL at the end.  A byte that only looks like an opcode would
+ * have to land exactly on a function's first address to count. */
 static struct func_range *funcs__next_branch(struct funcs *f, const uint8_t *c, size_t len,
-					     uint64_t lo, int jcc, size_t *pos, int *is_call)
+					     uint64_t lo, int more, size_t *pos, uint8_t *kind)
 {
 	size_t j;
 
 	for (j = *pos; j + 5 <= len; j++) {
-		size_t op = c[j] == 0xe8 || c[j] == 0xe9 ? 1 :
-			    jcc && c[j] == 0x0f && j + 6 <= len && (c[j + 1] & 0xf0) == 0x80 ? 2 : 0;
+		size_t op = funcs__op_len(c, len, j, more);
 		struct func_range *r;
 		int32_t rel;
 
@@ -131,7 +147,7 @@ static struct func_range *funcs__next_branch(struct funcs *f, const uint8_t *c, 
 		if (!(r = funcs__starting(f, lo + j + op + 4 + (uint64_t)(int64_t)rel)))
 			continue;
 		*pos = j + 1;
-		*is_call = c[j] == 0xe8;
+		*kind = c[j] == 0xe8 ? LJCG_EDGE_CALL : op == 3 ? LJCG_EDGE_ADDR : LJCG_EDGE_JUMP;
 		return r;
 	}
 	*pos = len;
@@ -147,9 +163,9 @@ static int funcs__vm_targets(struct funcs *f, const uint8_t *c, size_t len, uint
 {
 	struct func_range *r;
 	size_t pos = 0, k, n = 0;
-	int call;
+	uint8_t kind;
 
-	while ((r = funcs__next_branch(f, c, len, lo, 0, &pos, &call)) != NULL) {
+	while ((r = funcs__next_branch(f, c, len, lo, 0, &pos, &kind)) != NULL) {
 		if (r->lo >= lo && r->lo < lo + len)
 			continue;	/* the VM's own code */
 		for (k = 0; k < n && seq[k] != (size_t)(r - f->v); k++)
@@ -201,32 +217,33 @@ out:
 	return err;
 }
 
-/* Add to *e the direct calls and jumps of range i (code c) to the first
- * address of another range (not the VM's), each target once, and to *jump
- * whether a jmp or jcc reaches it (funcs__next_branch). */
+/* Add to *e the direct calls, jumps and address references of range i
+ * (code c) to the first address of another range (not the VM's), and its
+ * calls of its own first address (recursion), each target once, and to
+ * *kind what makes each (LJCG_EDGE_*, ORed; funcs__next_branch). */
 static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *c, size_t len,
-			   uint32_t **e, uint8_t **jump, size_t *ne, size_t *cap, size_t *jcap)
+			   uint32_t **e, uint8_t **kind, size_t *ne, size_t *cap, size_t *kcap)
 {
 	struct func_range *r;
 	size_t pos = 0, k, first = *ne;
-	int call;
+	uint8_t how;
 
-	while ((r = funcs__next_branch(f, c, len, f->v[i].lo, 1, &pos, &call)) != NULL) {
+	while ((r = funcs__next_branch(f, c, len, f->v[i].lo, 1, &pos, &how)) != NULL) {
 		uint32_t to = (uint32_t)(r - f->v);
 
-		if (to == i || to == vm)
-			continue;
+		if (to == vm || (to == i && how != LJCG_EDGE_CALL))
+			continue;	/* a jump to itself may be a loop's */
 		for (k = first; k < *ne && (*e)[2 * k + 1] != to; k++)
 			;
 		if (k < *ne) {
-			(*jump)[k] |= !call;
+			(*kind)[k] |= how;
 			continue;
 		}
-		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0 || VEC_GROW(*jump, jcap, *ne + 1) != 0)
+		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0 || VEC_GROW(*kind, kcap, *ne + 1) != 0)
 			return -ENOMEM;
 		(*e)[2 * *ne] = (uint32_t)i;
 		(*e)[2 * *ne + 1] = to;
-		(*jump)[*ne] = !call;
+		(*kind)[*ne] = how;
 		(*ne)++;
 	}
 	return 0;
@@ -238,8 +255,8 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 {
 	const char **names = NULL;
 	uint32_t *e = NULL;
-	uint8_t *code = NULL, *jump = NULL;
-	size_t i, ne = 0, cap = 0, jcap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
+	uint8_t *code = NULL, *kind = NULL;
+	size_t i, ne = 0, cap = 0, kcap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
 	struct ehf_lj_vm lv;
 	struct func_range *r;
 	int err = 0;
@@ -256,7 +273,7 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 		if ((err = VEC_GROW(code, &ccap, len)) != 0)
 			goto out;
 		if (elf_file__read(ef, f->v[i].lo, code, len) == 0)
-			err = funcs__calls_of(f, i, vm, code, len, &e, &jump, &ne, &cap, &jcap);
+			err = funcs__calls_of(f, i, vm, code, len, &e, &kind, &ne, &cap, &kcap);
 	}
 	if (err)
 		goto out;
@@ -266,7 +283,7 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 	}
 	for (i = 0; i < f->n; i++)
 		names[i] = f->v[i].name;
-	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, jump, ne, &named);
+	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, kind, ne, &named);
 	if (err == -ENOENT || err == -EINVAL)
 		err = 0;	/* no graph for it, or it does not fit: nothing named */
 	for (i = 0; !err && named && i < f->n; i++) {
@@ -280,7 +297,7 @@ out:
 	free(names);
 	free(code);
 	free(e);
-	free(jump);
+	free(kind);
 	return err;
 }
 

@@ -19,19 +19,21 @@
 #endif
 #define LJCG_UNKNOWN	(-1)	/* a named range the source graph lacks */
 #define LJCG_UNNAMED	(-2)
+#define LJCG_REF	0x8000	/* in a callee index: the address taken, not called */
+#define LJCG_CALLER	0x4000	/* in ljcg_*_calls: a caller's index, its callees follow */
 
 static const struct ljcg_data {
 	const char *version;	/* ljnames__ircall's list name */
 	const char *names;	/* "name\0" per function, sorted; "!": LJ_NOINLINE */
 	size_t nnames;
-	const uint16_t *edges;	/* (caller, callee) index pairs */
-	size_t nedges;
+	const uint16_t *calls;	/* per caller, ascending: LJCG_CALLER | it, its callees */
+	size_t ncalls;
 } ljcg_data[] = {
 	{ "LuaJIT 2.1 (2022-03)", ljcg_upstream_2022_names, LJCG_UPSTREAM_2022_NAMES,
-	  ljcg_upstream_2022_edges, sizeof(ljcg_upstream_2022_edges) / sizeof(uint16_t) / 2 },
+	  ljcg_upstream_2022_calls, sizeof(ljcg_upstream_2022_calls) / sizeof(uint16_t) },
 	{ "OpenResty luajit2 2.1-20230119", ljcg_luajit2_20230119_names,
-	  LJCG_LUAJIT2_20230119_NAMES, ljcg_luajit2_20230119_edges,
-	  sizeof(ljcg_luajit2_20230119_edges) / sizeof(uint16_t) / 2 },
+	  LJCG_LUAJIT2_20230119_NAMES, ljcg_luajit2_20230119_calls,
+	  sizeof(ljcg_luajit2_20230119_calls) / sizeof(uint16_t) },
 };
 
 /* The source graph, unpacked. */
@@ -43,6 +45,8 @@ struct ljcg_src {
 	uint16_t *adj;
 	uint64_t *reach;	/* n bitsets: what i reaches through inlinable functions */
 	uint64_t *rev;		/* n bitsets: who reaches i */
+	uint64_t *reach_a;	/* n bitsets: reach, and the addresses those take */
+	uint64_t *rev_a;	/* n bitsets: who reach_a's i */
 	uint64_t *recur;	/* one bitset: the functions that reach themselves */
 };
 
@@ -51,11 +55,12 @@ struct ljcg_bin {
 	size_t n;
 	uint32_t *in_off, *in;	/* callers of i: in[in_off[i] .. in_off[i + 1]) */
 	uint32_t *out_off, *out;	/* callees of i */
-	uint8_t *out_jump;	/* per out[] entry: reached by a jmp or jcc too */
+	uint8_t *in_kind, *out_kind;	/* per in[] and out[] entry: LJCG_EDGE_* */
 	int32_t *src;		/* a named range's source function, LJCG_UNKNOWN or LJCG_UNNAMED */
 	uint64_t *cand;		/* n bitsets (unnamed ranges): candidates */
 	uint64_t *up;		/* n bitsets: the candidates and what they reach */
 	uint64_t *pre;		/* n bitsets: what reaches the candidates */
+	uint64_t *up_a, *pre_a;	/* the same by reach_a */
 	uint8_t *wide;		/* too many candidates to constrain others */
 };
 
@@ -71,6 +76,8 @@ static void ljcg_src__exit(struct ljcg_src *s)
 	free(s->adj);
 	free(s->reach);
 	free(s->rev);
+	free(s->reach_a);
+	free(s->rev_a);
 	free(s->recur);
 }
 
@@ -81,16 +88,36 @@ static void ljcg_bin__exit(struct ljcg_bin *b)
 	free(b->in);
 	free(b->out_off);
 	free(b->out);
-	free(b->out_jump);
+	free(b->in_kind);
+	free(b->out_kind);
 	free(b->src);
 	free(b->cand);
 	free(b->up);
 	free(b->pre);
+	free(b->up_a);
+	free(b->pre_a);
 	free(b->wide);
 }
 
+/* The reverse of n bitsets fwd into rev. */
+static void ljcg_src__invert(const struct ljcg_src *s, const uint64_t *fwd, uint64_t *rev)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		const uint64_t *r = fwd + i * s->w;
+
+		for (k = 0; k < s->w; k++)
+			for (uint64_t m = r[k]; m; m &= m - 1)
+				SETBIT(rev + (k * 64 + (size_t)__builtin_ctzll(m)) * s->w, i);
+	}
+}
+
 /* reach[i]: every function i calls, and what those call in turn, except
- * through an LJ_NOINLINE function (its calls stay in its own copy). */
+ * through an LJ_NOINLINE function (its calls stay in its own copy).
+ * reach_a[i]: reach[i], and every function whose address i or those
+ * inlinable callees take (LJCG_REF), not looking further through it: a
+ * function is not inlined where only its address is taken. */
 static int ljcg_src__reach(struct ljcg_src *s)
 {
 	uint32_t *stack = malloc((s->n + 1) * sizeof(*stack));
@@ -99,7 +126,7 @@ static int ljcg_src__reach(struct ljcg_src *s)
 	if (!stack)
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
-		uint64_t *r = s->reach + i * s->w;
+		uint64_t *r = s->reach + i * s->w, *ra = s->reach_a + i * s->w;
 		size_t sp = 0;
 
 		stack[sp++] = (uint32_t)i;
@@ -109,26 +136,27 @@ static int ljcg_src__reach(struct ljcg_src *s)
 			if (x != i && s->noinline[x])
 				continue;
 			for (j = s->off[x]; j < s->off[x + 1]; j++) {
-				uint16_t y = s->adj[j];
+				uint16_t y = s->adj[j] & ~LJCG_REF;
 
+				if (s->adj[j] & LJCG_REF) {
+					SETBIT(ra, y);
+					continue;
+				}
 				if (BIT(r, y))
 					continue;
 				SETBIT(r, y);
 				stack[sp++] = y;	/* each y once, i maybe twice: sp <= n */
 			}
 		}
+		for (j = 0; j < s->w; j++)
+			ra[j] |= r[j];
 	}
 	free(stack);
-	for (i = 0; i < s->n; i++) {
-		const uint64_t *r = s->reach + i * s->w;
-		size_t k;
-
-		for (k = 0; k < s->w; k++)
-			for (uint64_t m = r[k]; m; m &= m - 1)
-				SETBIT(s->rev + (k * 64 + (size_t)__builtin_ctzll(m)) * s->w, i);
-		if (BIT(r, i))
+	ljcg_src__invert(s, s->reach, s->rev);
+	ljcg_src__invert(s, s->reach_a, s->rev_a);
+	for (i = 0; i < s->n; i++)
+		if (BIT(s->reach + i * s->w, i))
 			SETBIT(s->recur, i);
-	}
 	return 0;
 }
 
@@ -136,7 +164,8 @@ static int ljcg_src__reach(struct ljcg_src *s)
 static int ljcg_src__init(struct ljcg_src *s, const struct ljcg_data *d)
 {
 	const char *p = d->names;
-	size_t i;
+	size_t i, nadj = 0;
+	int32_t cur = -1;
 
 	memset(s, 0, sizeof(*s));
 	s->n = d->nnames;
@@ -144,27 +173,37 @@ static int ljcg_src__init(struct ljcg_src *s, const struct ljcg_data *d)
 	s->name = malloc(s->n * sizeof(*s->name));
 	s->noinline = calloc(s->n, 1);
 	s->off = calloc(s->n + 1, sizeof(*s->off));
-	s->adj = malloc((d->nedges + 1) * sizeof(*s->adj));
+	s->adj = malloc((d->ncalls + 1) * sizeof(*s->adj));
 	s->reach = calloc(s->n * s->w, sizeof(uint64_t));
 	s->rev = calloc(s->n * s->w, sizeof(uint64_t));
+	s->reach_a = calloc(s->n * s->w, sizeof(uint64_t));
+	s->rev_a = calloc(s->n * s->w, sizeof(uint64_t));
 	s->recur = calloc(s->w, sizeof(uint64_t));
-	if (!s->name || !s->noinline || !s->off || !s->adj || !s->reach || !s->rev || !s->recur)
+	if (!s->name || !s->noinline || !s->off || !s->adj || !s->reach || !s->rev ||
+	    !s->reach_a || !s->rev_a || !s->recur)
 		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
 		s->noinline[i] = *p == '!';
 		s->name[i] = p + s->noinline[i];
 		p += strlen(p) + 1;
 	}
-	for (i = 0; i < d->nedges; i++) {	/* pairs sorted by caller */
-		if (d->edges[2 * i] >= s->n || d->edges[2 * i + 1] >= s->n ||
-		    (i && d->edges[2 * i] < d->edges[2 * i - 2]))
+	for (i = 0; i < d->ncalls; i++) {	/* callers ascending, each with its callees */
+		uint16_t v = d->calls[i];
+
+		if (v & LJCG_CALLER) {
+			v &= ~LJCG_CALLER;
+			if (v >= s->n || (cur >= 0 && v <= cur))
+				return -EINVAL;
+			cur = v;
+			continue;
+		}
+		if (cur < 0 || (v & ~LJCG_REF) >= s->n)
 			return -EINVAL;
-		s->off[d->edges[2 * i] + 1]++;
+		s->off[cur + 1]++;
+		s->adj[nadj++] = v;
 	}
 	for (i = 0; i < s->n; i++)
 		s->off[i + 1] += s->off[i];
-	for (i = 0; i < d->nedges; i++)
-		s->adj[i] = d->edges[2 * i + 1];
 	return ljcg_src__reach(s);
 }
 
@@ -188,19 +227,18 @@ static int32_t ljcg_src__find(const struct ljcg_src *s, const char *name)
 }
 
 /* CSR lists of edges by one end (end 0: from, 1: to), the other end kept,
- * and (flags_out not NULL) each edge's jump flag beside it. */
-static int ljcg_bin__csr(size_t n, const uint32_t *edges, const uint8_t *jump, size_t nedges,
+ * and each edge's kind beside it (LJCG_EDGE_JUMP without kind). */
+static int ljcg_bin__csr(size_t n, const uint32_t *edges, const uint8_t *kind, size_t nedges,
 			 int end, uint32_t **off_out, uint32_t **v_out, uint8_t **flags_out)
 {
 	uint32_t *off = calloc(n + 2, sizeof(*off)), *v = malloc((nedges + 1) * sizeof(*v));
-	uint8_t *fl = flags_out ? malloc(nedges + 1) : NULL;
+	uint8_t *fl = malloc(nedges + 1);
 	size_t i;
 
 	*off_out = off;
 	*v_out = v;
-	if (flags_out)
-		*flags_out = fl;
-	if (!off || !v || (flags_out && !fl))
+	*flags_out = fl;
+	if (!off || !v || !fl)
 		return -ENOMEM;
 	for (i = 0; i < nedges; i++)
 		off[edges[2 * i + end] + 2]++;
@@ -210,8 +248,7 @@ static int ljcg_bin__csr(size_t n, const uint32_t *edges, const uint8_t *jump, s
 		uint32_t at = off[edges[2 * i + end] + 1]++;
 
 		v[at] = edges[2 * i + !end];
-		if (fl)
-			fl[at] = jump ? jump[i] : 1;
+		fl[at] = kind ? kind[i] : LJCG_EDGE_JUMP;
 	}
 	return 0;	/* off[i] .. off[i + 1] now delimit i's list */
 }
@@ -224,6 +261,7 @@ static void ljcg__derive(const struct ljcg_src *s, struct ljcg_bin *b, size_t u)
 {
 	const uint64_t *c = b->cand + u * s->w;
 	uint64_t *up = b->up + u * s->w, *pre = b->pre + u * s->w;
+	uint64_t *up_a = b->up_a + u * s->w, *pre_a = b->pre_a + u * s->w;
 	size_t k, count = 0;
 
 	for (k = 0; k < s->w; k++)
@@ -232,7 +270,9 @@ static void ljcg__derive(const struct ljcg_src *s, struct ljcg_bin *b, size_t u)
 	if (b->wide[u])
 		return;
 	memcpy(up, c, s->w * sizeof(uint64_t));
+	memcpy(up_a, c, s->w * sizeof(uint64_t));
 	memset(pre, 0, s->w * sizeof(uint64_t));
+	memset(pre_a, 0, s->w * sizeof(uint64_t));
 	for (k = 0; k < s->w; k++) {
 		uint64_t m = c[k];
 
@@ -243,6 +283,8 @@ static void ljcg__derive(const struct ljcg_src *s, struct ljcg_bin *b, size_t u)
 			for (j = 0; j < s->w; j++) {
 				up[j] |= s->reach[i * s->w + j];
 				pre[j] |= s->rev[i * s->w + j];
+				up_a[j] |= s->reach_a[i * s->w + j];
+				pre_a[j] |= s->rev_a[i * s->w + j];
 			}
 		}
 	}
@@ -274,7 +316,11 @@ static void ljcg__and_pre(uint64_t *t, const uint64_t *pre, const uint64_t *cand
  * be a piece of a caller (a .part it calls, a .cold it jumps to), so a
  * caller stays a candidate; a piece of a callee holds the callee's own
  * code, which calls the callee only if it is recursive, so a callee that
- * u reaches only by call instructions stays one only then. */
+ * u reaches only by call instructions stays one only then.  An edge made
+ * only of address references (LJCG_EDGE_ADDR) is checked by reach_a and
+ * keeps its other end a candidate.  A range that calls its own first
+ * address is a function that reaches itself (a piece of P that calls
+ * itself holds a recursive call of P's). */
 static void ljcg__constrain(const struct ljcg_src *s, const struct ljcg_bin *b, size_t u,
 			    size_t vm, uint64_t *t)
 {
@@ -282,32 +328,38 @@ static void ljcg__constrain(const struct ljcg_src *s, const struct ljcg_bin *b, 
 
 	for (j = b->in_off[u]; j < b->in_off[u + 1]; j++) {
 		uint32_t p = b->in[j];
+		int addr = b->in_kind[j] == LJCG_EDGE_ADDR;
 
 		if (p == u || p == vm)
 			continue;
 		if (b->src[p] >= 0)
-			ljcg__and(t, s->reach + (size_t)b->src[p] * s->w, b->src[p], s->w);
+			ljcg__and(t, (addr ? s->reach_a : s->reach) + (size_t)b->src[p] * s->w,
+				  b->src[p], s->w);
 		else if (b->src[p] == LJCG_UNNAMED && !b->wide[p])
-			ljcg__and(t, b->up + (size_t)p * s->w, -1, s->w);
+			ljcg__and(t, (addr ? b->up_a : b->up) + (size_t)p * s->w, -1, s->w);
 	}
 	for (j = b->out_off[u]; j < b->out_off[u + 1]; j++) {
 		uint32_t v = b->out[j];
+		int addr = b->out_kind[j] == LJCG_EDGE_ADDR;
+		int jump = (b->out_kind[j] & LJCG_EDGE_JUMP) || addr;
 
+		if (v == u && (b->out_kind[j] & LJCG_EDGE_CALL))
+			ljcg__and(t, s->recur, -1, s->w);	/* calls itself */
 		if (v == u || v == vm)
 			continue;
 		if (b->src[v] >= 0)
-			ljcg__and(t, s->rev + (size_t)b->src[v] * s->w,
-				  b->out_jump[j] || BIT(s->recur, b->src[v]) ? b->src[v] : -1, s->w);
+			ljcg__and(t, (addr ? s->rev_a : s->rev) + (size_t)b->src[v] * s->w,
+				  jump || BIT(s->recur, b->src[v]) ? b->src[v] : -1, s->w);
 		else if (b->src[v] == LJCG_UNNAMED && !b->wide[v])
-			ljcg__and_pre(t, b->pre + (size_t)v * s->w, b->cand + (size_t)v * s->w,
-				      b->out_jump[j] ? NULL : s->recur, s->w);
+			ljcg__and_pre(t, (addr ? b->pre_a : b->pre) + (size_t)v * s->w,
+				      b->cand + (size_t)v * s->w, jump ? NULL : s->recur, s->w);
 	}
 }
 
 /* The binary's graph, its named ranges looked up, every candidate set
  * full. */
 static int ljcg_bin__init(struct ljcg_bin *b, const struct ljcg_src *s, const char **names,
-			  size_t n, size_t vm, const uint32_t *edges, const uint8_t *jump,
+			  size_t n, size_t vm, const uint32_t *edges, const uint8_t *kind,
 			  size_t nedges)
 {
 	size_t i, k;
@@ -318,16 +370,19 @@ static int ljcg_bin__init(struct ljcg_bin *b, const struct ljcg_src *s, const ch
 	for (i = 0; i < 2 * nedges; i++)
 		if (edges[i] >= n)
 			return -EINVAL;
-	if ((err = ljcg_bin__csr(n, edges, jump, nedges, 1, &b->in_off, &b->in, NULL)) != 0 ||
-	    (err = ljcg_bin__csr(n, edges, jump, nedges, 0, &b->out_off, &b->out,
-				 &b->out_jump)) != 0)
+	if ((err = ljcg_bin__csr(n, edges, kind, nedges, 1, &b->in_off, &b->in,
+				 &b->in_kind)) != 0 ||
+	    (err = ljcg_bin__csr(n, edges, kind, nedges, 0, &b->out_off, &b->out,
+				 &b->out_kind)) != 0)
 		return err;
 	b->src = malloc(n * sizeof(*b->src));
 	b->wide = malloc(n);
 	b->cand = malloc(n * s->w * sizeof(uint64_t));
 	b->up = malloc(n * s->w * sizeof(uint64_t));
 	b->pre = malloc(n * s->w * sizeof(uint64_t));
-	if (!b->src || !b->wide || !b->cand || !b->up || !b->pre)
+	b->up_a = malloc(n * s->w * sizeof(uint64_t));
+	b->pre_a = malloc(n * s->w * sizeof(uint64_t));
+	if (!b->src || !b->wide || !b->cand || !b->up || !b->pre || !b->up_a || !b->pre_a)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		uint64_t *c = b->cand + i * s->w;
@@ -359,8 +414,10 @@ static int ljcg__fits(const struct ljcg_src *s, const struct ljcg_bin *b)
 
 			if (v < 0 || v == b->src[u])
 				continue;
-			if (!BIT(s->reach + (size_t)b->src[u] * s->w, v))
+			if (!BIT((b->out_kind[j] == LJCG_EDGE_ADDR ? s->reach_a : s->reach) +
+				 (size_t)b->src[u] * s->w, v)) {
 				return -ENOENT;
+			}
 		}
 	}
 	return 0;
@@ -389,8 +446,9 @@ static int ljcg__settle(const struct ljcg_src *s, struct ljcg_bin *b, size_t vm)
 				continue;
 			for (k = 0; k < s->w; k++)
 				any |= t[k];
-			if (!any)
+			if (!any) {
 				err = -ENOENT;	/* the graph does not describe this build */
+			}
 			memcpy(c, t, s->w * sizeof(*t));
 			ljcg__derive(s, b, u);
 			changed = 1;
@@ -421,7 +479,7 @@ static int32_t ljcg__single(const struct ljcg_src *s, const struct ljcg_bin *b, 
 
 /* Name the ranges; see ljcallgraph.h. */
 int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
-		       const uint32_t *edges, const uint8_t *jump, size_t nedges, size_t *named)
+		       const uint32_t *edges, const uint8_t *kind, size_t nedges, size_t *named)
 {
 	const struct ljcg_data *d = NULL;
 	struct ljcg_src s = { 0 };
@@ -437,7 +495,7 @@ int ljnames__callgraph(const char *version, const char **names, size_t n, size_t
 	if (!d || !n)
 		goto out;
 	if ((err = ljcg_src__init(&s, d)) != 0 ||
-	    (err = ljcg_bin__init(&b, &s, names, n, vm, edges, jump, nedges)) != 0 ||
+	    (err = ljcg_bin__init(&b, &s, names, n, vm, edges, kind, nedges)) != 0 ||
 	    (err = ljcg__fits(&s, &b)) != 0 ||
 	    (err = ljcg__settle(&s, &b, vm)) != 0)
 		goto out;

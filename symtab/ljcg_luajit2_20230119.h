@@ -3,159 +3,153 @@
  * builds with XCFLAGS "", "-DLUAJIT_NUMMODE=2 -DLUAJIT_ENABLE_LUA52COMPAT".
  * Data for symtab/ljcallgraph.c (included there only): the functions
  * of that LuaJIT source ("!" before a name: LJ_NOINLINE), sorted, and
- * the direct calls between them as (caller, callee) index pairs. */
+ * the direct calls between them: each caller's index ORed with 0x4000
+ * (LJCG_CALLER), callers ascending, then its callees' indices; a callee
+ * index ORed with 0x8000 (LJCG_REF) is a reference to its address
+ * only. */
 static const char ljcg_luajit2_20230119_names[] =
-	"CALLBACK_OFS2SLOT\0" "CALL_MREMAP_\0" "CALL_MUNMAP\0" "aa_ahref\0" "aa_cnew\0" "aa_escape\0" "aa_findcnew\0"
-	"aa_fref\0" "aa_table\0" "aa_uref\0" "aa_xref\0" "add_s\0" "add_segment\0" "add_value\0" "adjuststack\0" "alloc_sys\0"
-	"alloc_trim\0" "api_call_base\0" "argv2cdata\0" "argv2ctype\0" "argv2int\0" "argv2str\0" "asm_add\0" "asm_ahustore\0"
-	"asm_ahuvload\0" "asm_alen\0" "asm_aref\0" "asm_baseslot\0" "asm_bitshift\0" "asm_bswap\0" "asm_bufhdr\0"
-	"asm_bufhdr_write\0" "asm_bufput\0" "asm_bufstr\0" "asm_call\0" "asm_callid\0" "asm_callx\0" "asm_callx_flags\0"
-	"asm_callx_func\0" "asm_cnew\0" "asm_collectargs\0" "asm_comp\0" "asm_conv\0" "asm_count_call_slots\0" "asm_div\0"
-	"asm_exitstub_gen\0" "asm_exitstub_setup\0" "asm_fparith\0" "asm_fpmath\0" "asm_fref\0" "asm_fuseabase\0"
-	"asm_fuseahuref\0" "asm_fusearef\0" "asm_fuseequal\0" "asm_fusefref\0" "asm_fuseload\0" "asm_fuseloadk64\0"
-	"asm_fuseloadm\0" "asm_fusestrref\0" "asm_fusexref\0" "asm_fxload\0" "asm_fxstore\0" "asm_gc_check\0" "asm_gcstep\0"
-	"asm_gencall\0" "asm_guardcc\0" "asm_head_root\0" "asm_head_root_base\0" "asm_head_side\0" "asm_head_side_base\0"
-	"asm_hiop\0" "asm_href\0" "asm_hrefk\0" "asm_intarith\0" "asm_intmin_max\0" "asm_ir\0" "asm_isk32\0" "asm_ldexp\0"
-	"asm_lea\0" "asm_loop\0" "asm_loop_fixup\0" "asm_loop_tail_fixup\0" "asm_lref\0" "asm_max\0" "!asm_mclimit\0"
-	"asm_min\0" "asm_mod\0" "asm_mul\0" "asm_neg\0" "asm_neg_not\0" "asm_newref\0" "asm_obar\0" "asm_phi\0"
+	"CALLBACK_OFS2SLOT\0" "CALL_MREMAP_\0" "CALL_MUNMAP\0" "aa_ahref\0" "aa_cnew\0" "aa_escape\0" "aa_findcnew\0" "aa_fref\0"
+	"aa_table\0" "aa_uref\0" "aa_xref\0" "add_s\0" "add_segment\0" "add_value\0" "adjuststack\0" "alloc_sys\0" "alloc_trim\0"
+	"api_call_base\0" "argv2cdata\0" "argv2ctype\0" "argv2int\0" "argv2str\0" "asm_add\0" "asm_ahustore\0" "asm_ahuvload\0"
+	"asm_alen\0" "asm_aref\0" "asm_baseslot\0" "asm_bitshift\0" "asm_bswap\0" "asm_bufhdr\0" "asm_bufhdr_write\0" "asm_bufput\0"
+	"asm_bufstr\0" "asm_call\0" "asm_callid\0" "asm_callx\0" "asm_callx_flags\0" "asm_callx_func\0" "asm_cnew\0"
+	"asm_collectargs\0" "asm_comp\0" "asm_conv\0" "asm_count_call_slots\0" "asm_div\0" "asm_exitstub_gen\0" "asm_exitstub_setup\0"
+	"asm_fparith\0" "asm_fpmath\0" "asm_fref\0" "asm_fuseabase\0" "asm_fuseahuref\0" "asm_fusearef\0" "asm_fuseequal\0"
+	"asm_fusefref\0" "asm_fuseload\0" "asm_fuseloadk64\0" "asm_fuseloadm\0" "asm_fusestrref\0" "asm_fusexref\0" "asm_fxload\0"
+	"asm_fxstore\0" "asm_gc_check\0" "asm_gcstep\0" "asm_gencall\0" "asm_guardcc\0" "asm_head_root\0" "asm_head_root_base\0"
+	"asm_head_side\0" "asm_head_side_base\0" "asm_hiop\0" "asm_href\0" "asm_hrefk\0" "asm_intarith\0" "asm_intmin_max\0" "asm_ir\0"
+	"asm_isk32\0" "asm_ldexp\0" "asm_lea\0" "asm_loop\0" "asm_loop_fixup\0" "asm_loop_tail_fixup\0" "asm_lref\0" "asm_max\0"
+	"!asm_mclimit\0" "asm_min\0" "asm_mod\0" "asm_mul\0" "asm_neg\0" "asm_neg_not\0" "asm_newref\0" "asm_obar\0" "asm_phi\0"
 	"asm_phi_break\0" "asm_phi_copyspill\0" "asm_phi_fixup\0" "asm_phi_shuffle\0" "asm_pow\0" "asm_prof\0" "asm_retf\0"
 	"asm_setup_call_slots\0" "asm_setup_regsp\0" "asm_setup_target\0" "asm_setupresult\0" "asm_sload\0" "asm_snap_alloc\0"
-	"asm_snap_alloc1\0" "asm_snap_canremat\0" "asm_snap_checkrename\0" "asm_snap_fixup_mcofs\0" "asm_snap_prep\0"
-	"asm_snap_prev\0" "asm_snew\0" "asm_stack_adjust\0" "asm_stack_check\0" "asm_stack_restore\0" "asm_strref\0"
-	"asm_strto\0" "asm_sub\0" "asm_sunk_store\0" "asm_swapops\0" "asm_tail_fixup\0" "asm_tail_link\0" "asm_tail_prep\0"
-	"asm_tbar\0" "asm_tdup\0" "asm_tmpref\0" "asm_tnew\0" "asm_tobit\0" "asm_tointg\0" "asm_tostr\0" "asm_tvptr\0"
-	"asm_uref\0" "asm_x86_inslen\0" "asm_x87load\0" "assign_adjust\0" "assign_hazard\0" "atomic\0" "auxsort\0"
-	"bcemit_INS\0" "bcemit_arith\0" "bcemit_binop\0" "bcemit_binop_left\0" "bcemit_branch\0" "bcemit_branch_f\0"
-	"bcemit_branch_t\0" "bcemit_comp\0" "bcemit_jmp\0" "bcemit_method\0" "bcemit_nil\0" "bcemit_store\0" "bcemit_unop\0"
-	"bcopisret\0" "bcread_block\0" "bcread_bytecode\0" "bcread_dbg\0" "!bcread_error\0" "!bcread_fill\0" "bcread_header\0"
-	"bcread_kgc\0" "bcread_knum\0" "bcread_ktab\0" "bcread_ktabk\0" "bcread_uleb128_33\0" "bcread_uv\0" "bcread_varinfo\0"
-	"bcreg_bump\0" "bcreg_free\0" "bcreg_reserve\0" "bcwrite_bytecode\0" "bcwrite_footer\0" "bcwrite_header\0"
-	"bcwrite_kgc\0" "bcwrite_knum\0" "bcwrite_ktab\0" "bcwrite_ktabk\0" "bcwrite_proto\0" "bestasize\0" "bit_result64\0"
-	"blacklist_pc\0" "buf_grow\0" "buffer_tobuf\0" "call_init\0" "callback_checkfunc\0" "callback_conv_args\0"
-	"callback_conv_result\0" "callback_mcode_init\0" "callback_mcode_new\0" "callback_slot2ptr\0" "callback_slot_new\0"
-	"callhook\0" "canonicalize_slots\0" "capture_to_close\0" "carith_checkarg\0" "carith_int64\0" "carith_ptr\0"
-	"cast_uint32p\0" "cast_uint64p\0" "ccall_classify_ct\0" "ccall_classify_struct\0" "ccall_get_results\0"
-	"ccall_set_args\0" "ccall_struct_arg\0" "ccall_struct_reg\0" "ccall_struct_ret\0" "cconv_array_init\0"
-	"cconv_array_tab\0" "cconv_childqual\0" "cconv_err_conv\0" "cconv_err_convtv\0" "cconv_err_initov\0"
-	"cconv_struct_init\0" "cconv_struct_tab\0" "cconv_substruct_init\0" "cconv_substruct_tab\0" "cdata_getconst\0"
-	"check_Lproto\0" "check_call_unroll\0" "check_capture\0" "check_downrec_unroll\0" "classend\0" "clib_check_lds\0"
-	"!clib_error_\0" "clib_extname\0" "clib_extsym\0" "clib_getsym\0" "clib_loadlib\0" "clib_new\0" "clib_resolve_lds\0"
-	"clib_unloadlib\0" "close_state\0" "collectargs\0" "const_gc\0" "const_num\0" "const_str\0" "conv_str_tonum\0"
-	"copy_slot\0" "countarray\0" "counthash\0" "countint\0" "cp_add\0" "cp_check\0" "cp_cleanup\0" "cp_comment_c\0"
-	"cp_comment_cpp\0" "cp_decl_abstract\0" "cp_decl_align\0" "cp_decl_array\0" "cp_decl_asm\0" "cp_decl_attributes\0"
-	"cp_decl_constinit\0" "cp_decl_enum\0" "cp_decl_func\0" "cp_decl_gccattribute\0" "cp_decl_intern\0" "cp_decl_mode\0"
-	"cp_decl_msvcattribute\0" "cp_decl_multi\0" "cp_decl_reset\0" "cp_decl_single\0" "cp_decl_sizeattr\0" "cp_decl_spec\0"
-	"cp_decl_struct\0" "cp_declarator\0" "!cp_err\0" "!cp_err_badidx\0" "!cp_err_token\0" "cp_errmsg\0" "cp_expr_comma\0"
-	"cp_expr_infix\0" "cp_expr_kint\0" "cp_expr_ksize\0" "cp_expr_postfix\0" "cp_expr_prefix\0" "cp_expr_sizeof\0"
-	"cp_expr_sub\0" "cp_expr_unary\0" "cp_field_align\0" "!cp_get_bs\0" "cp_ident\0" "cp_init\0" "cp_istypedecl\0"
-	"cp_line\0" "cp_newline\0" "!cp_next\0" "cp_next_\0" "cp_number\0" "cp_opt\0" "cp_param\0" "cp_pragma\0" "cp_push\0"
-	"cp_push_attributes\0" "cp_push_type\0" "cp_string\0" "cp_struct_layout\0" "cp_struct_name\0" "cp_tok2str\0" "cpcall\0"
-	"cpcparser\0" "cpfinalize\0" "cploop_opt\0" "cpluaopen\0" "cpparser\0" "cpwriter\0" "createargtable\0" "crec_alloc\0"
-	"crec_arith_int64\0" "crec_arith_meta\0" "crec_arith_ptr\0" "crec_bit64_type\0" "crec_call\0" "crec_call_args\0"
-	"crec_constructor\0" "crec_copy\0" "crec_copy_emit\0" "crec_copy_struct\0" "crec_copy_unroll\0" "crec_ct2irt\0"
-	"crec_ct_ct\0" "crec_ct_tv\0" "crec_fill\0" "crec_fill_emit\0" "crec_fill_unroll\0" "crec_finalizer\0"
-	"crec_index_bf\0" "crec_index_meta\0" "crec_isnonzero\0" "crec_reassoc_ofs\0" "crec_snap_caller\0" "crec_tailcall\0"
-	"crec_toint\0" "crec_tv_ct\0" "ctype_addtype\0" "ctype_appc\0" "ctype_appnum\0" "ctype_prepc\0" "ctype_prepnum\0"
-	"ctype_prepqual\0" "ctype_prepstr\0" "ctype_preptype\0" "ctype_repr\0" "cur_topslot\0" "dce_marksnap\0"
-	"dce_propagate\0" "debug_frameline\0" "debug_framepc\0" "debug_getupvalue\0" "debug_localname\0" "debug_putchunkname\0"
-	"debug_varname\0" "direct_alloc\0" "direct_resize\0" "dobytecode\0" "docall\0" "dofile\0" "dojitcmd\0" "dojitopt\0"
-	"dolibrary\0" "dooptions\0" "dostring\0" "dotty\0" "emit_addptr\0" "emit_call_\0" "emit_gmrmi\0" "emit_gmroi\0"
-	"emit_gri\0" "emit_jcc\0" "emit_jmp\0" "emit_loadi\0" "emit_loadk64\0" "emit_loadofs\0" "emit_loadu64\0"
-	"emit_movmroi\0" "emit_movrr\0" "emit_mrm\0" "emit_rma\0" "emit_rmro\0" "emit_rmrxo\0" "emit_rr\0" "emit_sfixup\0"
-	"emit_sjcc\0" "emit_sjcc_label\0" "emit_storeofs\0" "emptybuffer\0" "end_capture\0" "!err_argmsg\0" "err_limit\0"
-	"!err_msgv\0" "err_raise_ext\0" "!err_syntax\0" "!err_token\0" "err_unwind\0" "err_unwind_jit\0" "expr\0"
-	"expr_binop\0" "expr_bracket\0" "expr_cond\0" "expr_discharge\0" "expr_field\0" "expr_free\0" "expr_index\0"
-	"expr_kvalue\0" "expr_list\0" "expr_next\0" "expr_numiszero\0" "expr_primary\0" "expr_simple\0" "expr_str\0"
-	"expr_table\0" "expr_toanyreg\0" "expr_tonextreg\0" "expr_toreg\0" "expr_toreg_nobranch\0" "expr_toval\0" "expr_unop\0"
-	"ffh_pairs\0" "ffh_resume\0" "ffi_arith\0" "ffi_callback_set\0" "ffi_checkcdata\0" "ffi_checkctype\0" "ffi_checkint\0"
-	"ffi_checkptr\0" "ffi_clib_index\0" "ffi_finalizer\0" "ffi_index_meta\0" "ffi_pairs\0" "ffi_register_module\0"
-	"find_kinit\0" "finderrfunc\0" "findfile\0" "flagbits_to_strings\0" "fold_abc_fwd\0" "fold_abc_invar\0" "fold_abc_k\0"
-	"fold_barrier_tab\0" "fold_barrier_tnew_tdup\0" "fold_bufhdr_merge\0" "fold_bufput_bufstr\0" "fold_bufput_kfold_fmt\0"
-	"fold_bufput_kfold_op\0" "fold_bufput_kfold_rep\0" "fold_bufput_kgc\0" "fold_bufstr_kfold_cse\0" "fold_comm_bxor\0"
-	"fold_comm_comp\0" "fold_comm_dup\0" "fold_comm_dup_minmax\0" "fold_comm_equal\0" "fold_comm_swap\0" "fold_cse_conv\0"
-	"fold_cse_uref\0" "fold_fload_cdata_int64_kgc\0" "fold_fload_cdata_ptr_int64_cnew\0" "fold_fload_cdata_typeid_cnew\0"
-	"fold_fload_cdata_typeid_kgc\0" "fold_fload_func_ffid_kgc\0" "fold_fload_sbuf\0" "fold_fload_str_len_kgc\0"
-	"fold_fload_str_len_snew\0" "fold_fload_str_len_tostr\0" "fold_fload_tab_ah\0" "fold_fload_tab_tdup_asize\0"
-	"fold_fload_tab_tdup_hmask\0" "fold_fload_tab_tnew_asize\0" "fold_fload_tab_tnew_hmask\0" "fold_fold_base\0"
-	"fold_fwd_href_tdup\0" "fold_fwd_href_tnew\0" "fold_fwd_sload\0" "fold_kfold_add_kgc\0" "fold_kfold_add_kptr\0"
-	"fold_kfold_add_kright\0" "fold_kfold_bnot\0" "fold_kfold_bnot64\0" "fold_kfold_bswap\0" "fold_kfold_bswap64\0"
-	"fold_kfold_conv_kint64_int_i64\0" "fold_kfold_conv_kint64_num_i64\0" "fold_kfold_conv_kint64_num_u64\0"
-	"fold_kfold_conv_kint_ext\0" "fold_kfold_conv_kint_i64\0" "fold_kfold_conv_kint_num\0" "fold_kfold_conv_kintu32_num\0"
-	"fold_kfold_conv_knum_i64_num\0" "fold_kfold_conv_knum_int_num\0" "fold_kfold_conv_knum_u32_num\0"
-	"fold_kfold_conv_knum_u64_num\0" "fold_kfold_fpcall1\0" "fold_kfold_fpcall2\0" "fold_kfold_fpmath\0"
-	"fold_kfold_hload_kkptr\0" "fold_kfold_int64arith\0" "fold_kfold_int64arith2\0" "fold_kfold_int64comp\0"
-	"fold_kfold_int64comp0\0" "fold_kfold_int64shift\0" "fold_kfold_intarith\0" "fold_kfold_intcomp\0"
-	"fold_kfold_intcomp0\0" "fold_kfold_intovarith\0" "fold_kfold_kref\0" "fold_kfold_ldexp\0" "fold_kfold_numabsneg\0"
-	"fold_kfold_numarith\0" "fold_kfold_numcomp\0" "fold_kfold_numpow\0" "fold_kfold_snew_empty\0" "fold_kfold_snew_kptr\0"
-	"fold_kfold_strcmp\0" "fold_kfold_strref\0" "fold_kfold_strref_snew\0" "fold_kfold_strto\0" "fold_kfold_tobit\0"
-	"fold_kfold_tostr_kint\0" "fold_kfold_tostr_knum\0" "fold_merge_eqne_snew_kgc\0" "fold_narrow_convert\0" "fold_prof\0"
-	"fold_reassoc_bxor\0" "fold_reassoc_dup\0" "fold_reassoc_dup_minmax\0" "fold_reassoc_intarith_k\0"
-	"fold_reassoc_intarith_k64\0" "fold_reassoc_minmax_k\0" "fold_reassoc_shift\0" "fold_shortcut_conv_num_int\0"
-	"fold_shortcut_dropleft\0" "fold_shortcut_left\0" "fold_shortcut_leftleft\0" "fold_shortcut_round\0"
-	"fold_simplify_andk_shiftk\0" "fold_simplify_andor_k\0" "fold_simplify_andor_k64\0" "fold_simplify_band_k\0"
-	"fold_simplify_bor_k\0" "fold_simplify_bxor_k\0" "fold_simplify_conv_flt_num\0" "fold_simplify_conv_i64_num\0"
-	"fold_simplify_conv_int_i64\0" "fold_simplify_conv_int_num\0" "fold_simplify_conv_narrow\0" "fold_simplify_conv_sext\0"
-	"fold_simplify_floor_conv\0" "fold_simplify_intadd_k\0" "fold_simplify_intadd_k64\0" "fold_simplify_intmod_k\0"
-	"fold_simplify_intmod_kleft\0" "fold_simplify_intmul_k\0" "fold_simplify_intmul_k32\0" "fold_simplify_intmul_k64\0"
-	"fold_simplify_intsub\0" "fold_simplify_intsub_k\0" "fold_simplify_intsub_k64\0" "fold_simplify_intsub_kleft\0"
-	"fold_simplify_intsubadd_leftcancel\0" "fold_simplify_intsubadd_rightcancel\0" "fold_simplify_intsubaddadd_cancel\0"
-	"fold_simplify_intsubsub_leftcancel\0" "fold_simplify_intsubsub_rightcancel\0" "fold_simplify_numadd_negx\0"
-	"fold_simplify_numadd_xneg\0" "fold_simplify_nummuldiv_k\0" "fold_simplify_nummuldiv_negk\0"
-	"fold_simplify_nummuldiv_negneg\0" "fold_simplify_numpow_k\0" "fold_simplify_numsub_k\0" "fold_simplify_numsub_negk\0"
-	"fold_simplify_numsub_xneg\0" "fold_simplify_shift1_ki\0" "fold_simplify_shift2_ki\0" "fold_simplify_shift_andk\0"
-	"fold_simplify_shift_ik\0" "fold_simplify_shiftk_andk\0" "fold_simplify_tobit_conv\0" "fold_xload_kptr\0" "foldarith\0"
-	"fori_arg\0" "fori_load\0" "fs_finish\0" "fs_fixup_bc\0" "fs_fixup_k\0" "fs_fixup_line\0" "fs_fixup_ret\0"
-	"fs_fixup_uv1\0" "fs_fixup_uv2\0" "fs_fixup_var\0" "fs_init\0" "fs_prep_line\0" "fs_prep_var\0" "fscope_begin\0"
-	"fscope_end\0" "fscope_uvmark\0" "func_emptyuv\0" "func_finduv\0" "func_newL\0" "fwd_aa_tab_clear\0" "fwd_ahload\0"
-	"fwd_aload_reassoc\0" "gc_call_finalizer\0" "gc_clearweak\0" "gc_finalize\0" "gc_mark\0" "gc_mark_gcroot\0"
-	"gc_mark_mmudata\0" "gc_mark_start\0" "gc_mark_uv\0" "gc_marktrace\0" "gc_mayclear\0" "gc_onestep\0"
-	"gc_propagate_gray\0" "gc_sweep\0" "gc_sweepstr\0" "gc_traverse_frames\0" "gc_traverse_func\0" "gc_traverse_proto\0"
-	"gc_traverse_tab\0" "gc_traverse_thread\0" "gc_traverse_trace\0" "get_random_pos_unsafe\0" "getboolfield\0"
-	"getcurrenv\0" "getcurrf\0" "getfield\0" "getthread\0" "gola_close\0" "gola_findlabel\0" "gola_fixup\0" "gola_new\0"
-	"gola_patch\0" "gola_resolve\0" "handle_luainit\0" "handle_script\0" "has_segment_link\0" "!hash_128_above\0"
+	"asm_snap_alloc1\0" "asm_snap_canremat\0" "asm_snap_checkrename\0" "asm_snap_fixup_mcofs\0" "asm_snap_prep\0" "asm_snap_prev\0"
+	"asm_snew\0" "asm_stack_adjust\0" "asm_stack_check\0" "asm_stack_restore\0" "asm_strref\0" "asm_strto\0" "asm_sub\0"
+	"asm_sunk_store\0" "asm_swapops\0" "asm_tail_fixup\0" "asm_tail_link\0" "asm_tail_prep\0" "asm_tbar\0" "asm_tdup\0"
+	"asm_tmpref\0" "asm_tnew\0" "asm_tobit\0" "asm_tointg\0" "asm_tostr\0" "asm_tvptr\0" "asm_uref\0" "asm_x86_inslen\0"
+	"asm_x87load\0" "assign_adjust\0" "assign_hazard\0" "atomic\0" "auxsort\0" "bcemit_INS\0" "bcemit_arith\0" "bcemit_binop\0"
+	"bcemit_binop_left\0" "bcemit_branch\0" "bcemit_branch_f\0" "bcemit_branch_t\0" "bcemit_comp\0" "bcemit_jmp\0"
+	"bcemit_method\0" "bcemit_nil\0" "bcemit_store\0" "bcemit_unop\0" "bcopisret\0" "bcread_block\0" "bcread_bytecode\0"
+	"bcread_dbg\0" "!bcread_error\0" "!bcread_fill\0" "bcread_header\0" "bcread_kgc\0" "bcread_knum\0" "bcread_ktab\0"
+	"bcread_ktabk\0" "bcread_uleb128_33\0" "bcread_uv\0" "bcread_varinfo\0" "bcreg_bump\0" "bcreg_free\0" "bcreg_reserve\0"
+	"bcwrite_bytecode\0" "bcwrite_footer\0" "bcwrite_header\0" "bcwrite_kgc\0" "bcwrite_knum\0" "bcwrite_ktab\0" "bcwrite_ktabk\0"
+	"bcwrite_proto\0" "bestasize\0" "bit_result64\0" "blacklist_pc\0" "buf_grow\0" "buffer_tobuf\0" "call_init\0"
+	"callback_checkfunc\0" "callback_conv_args\0" "callback_conv_result\0" "callback_mcode_init\0" "callback_mcode_new\0"
+	"callback_slot2ptr\0" "callback_slot_new\0" "callhook\0" "canonicalize_slots\0" "capture_to_close\0" "carith_checkarg\0"
+	"carith_int64\0" "carith_ptr\0" "cast_uint32p\0" "cast_uint64p\0" "ccall_classify_ct\0" "ccall_classify_struct\0"
+	"ccall_get_results\0" "ccall_set_args\0" "ccall_struct_arg\0" "ccall_struct_reg\0" "ccall_struct_ret\0" "cconv_array_init\0"
+	"cconv_array_tab\0" "cconv_childqual\0" "cconv_err_conv\0" "cconv_err_convtv\0" "cconv_err_initov\0" "cconv_struct_init\0"
+	"cconv_struct_tab\0" "cconv_substruct_init\0" "cconv_substruct_tab\0" "cdata_getconst\0" "check_Lproto\0" "check_call_unroll\0"
+	"check_capture\0" "check_downrec_unroll\0" "classend\0" "clib_check_lds\0" "!clib_error_\0" "clib_extname\0" "clib_extsym\0"
+	"clib_getsym\0" "clib_loadlib\0" "clib_new\0" "clib_resolve_lds\0" "clib_unloadlib\0" "close_state\0" "collectargs\0"
+	"const_gc\0" "const_num\0" "const_str\0" "conv_str_tonum\0" "copy_slot\0" "countarray\0" "counthash\0" "countint\0" "cp_add\0"
+	"cp_check\0" "cp_cleanup\0" "cp_comment_c\0" "cp_comment_cpp\0" "cp_decl_abstract\0" "cp_decl_align\0" "cp_decl_array\0"
+	"cp_decl_asm\0" "cp_decl_attributes\0" "cp_decl_constinit\0" "cp_decl_enum\0" "cp_decl_func\0" "cp_decl_gccattribute\0"
+	"cp_decl_intern\0" "cp_decl_mode\0" "cp_decl_msvcattribute\0" "cp_decl_multi\0" "cp_decl_reset\0" "cp_decl_single\0"
+	"cp_decl_sizeattr\0" "cp_decl_spec\0" "cp_decl_struct\0" "cp_declarator\0" "!cp_err\0" "!cp_err_badidx\0" "!cp_err_token\0"
+	"cp_errmsg\0" "cp_expr_comma\0" "cp_expr_infix\0" "cp_expr_kint\0" "cp_expr_ksize\0" "cp_expr_postfix\0" "cp_expr_prefix\0"
+	"cp_expr_sizeof\0" "cp_expr_sub\0" "cp_expr_unary\0" "cp_field_align\0" "!cp_get_bs\0" "cp_ident\0" "cp_init\0"
+	"cp_istypedecl\0" "cp_line\0" "cp_newline\0" "!cp_next\0" "cp_next_\0" "cp_number\0" "cp_opt\0" "cp_param\0" "cp_pragma\0"
+	"cp_push\0" "cp_push_attributes\0" "cp_push_type\0" "cp_string\0" "cp_struct_layout\0" "cp_struct_name\0" "cp_tok2str\0"
+	"cpcall\0" "cpcparser\0" "cpfinalize\0" "cploop_opt\0" "cpluaopen\0" "cpparser\0" "cpwriter\0" "createargtable\0"
+	"crec_alloc\0" "crec_arith_int64\0" "crec_arith_meta\0" "crec_arith_ptr\0" "crec_bit64_type\0" "crec_call\0" "crec_call_args\0"
+	"crec_constructor\0" "crec_copy\0" "crec_copy_emit\0" "crec_copy_struct\0" "crec_copy_unroll\0" "crec_ct2irt\0" "crec_ct_ct\0"
+	"crec_ct_tv\0" "crec_fill\0" "crec_fill_emit\0" "crec_fill_unroll\0" "crec_finalizer\0" "crec_index_bf\0" "crec_index_meta\0"
+	"crec_isnonzero\0" "crec_reassoc_ofs\0" "crec_snap_caller\0" "crec_tailcall\0" "crec_toint\0" "crec_tv_ct\0" "ctype_addtype\0"
+	"ctype_appc\0" "ctype_appnum\0" "ctype_prepc\0" "ctype_prepnum\0" "ctype_prepqual\0" "ctype_prepstr\0" "ctype_preptype\0"
+	"ctype_repr\0" "cur_topslot\0" "dce_marksnap\0" "dce_propagate\0" "debug_frameline\0" "debug_framepc\0" "debug_getupvalue\0"
+	"debug_localname\0" "debug_putchunkname\0" "debug_varname\0" "direct_alloc\0" "direct_resize\0" "dobytecode\0" "docall\0"
+	"dofile\0" "dojitcmd\0" "dojitopt\0" "dolibrary\0" "dooptions\0" "dostring\0" "dotty\0" "emit_addptr\0" "emit_call_\0"
+	"emit_gmrmi\0" "emit_gmroi\0" "emit_gri\0" "emit_jcc\0" "emit_jmp\0" "emit_loadi\0" "emit_loadk64\0" "emit_loadofs\0"
+	"emit_loadu64\0" "emit_movmroi\0" "emit_movrr\0" "emit_mrm\0" "emit_rma\0" "emit_rmro\0" "emit_rmrxo\0" "emit_rr\0"
+	"emit_sfixup\0" "emit_sjcc\0" "emit_sjcc_label\0" "emit_storeofs\0" "emptybuffer\0" "end_capture\0" "!err_argmsg\0"
+	"err_limit\0" "!err_msgv\0" "err_raise_ext\0" "!err_syntax\0" "!err_token\0" "err_unwind\0" "err_unwind_jit\0" "expr\0"
+	"expr_binop\0" "expr_bracket\0" "expr_cond\0" "expr_discharge\0" "expr_field\0" "expr_free\0" "expr_index\0" "expr_kvalue\0"
+	"expr_list\0" "expr_next\0" "expr_numiszero\0" "expr_primary\0" "expr_simple\0" "expr_str\0" "expr_table\0" "expr_toanyreg\0"
+	"expr_tonextreg\0" "expr_toreg\0" "expr_toreg_nobranch\0" "expr_toval\0" "expr_unop\0" "ffh_pairs\0" "ffh_resume\0"
+	"ffi_arith\0" "ffi_callback_set\0" "ffi_checkcdata\0" "ffi_checkctype\0" "ffi_checkint\0" "ffi_checkptr\0" "ffi_clib_index\0"
+	"ffi_finalizer\0" "ffi_index_meta\0" "ffi_pairs\0" "ffi_register_module\0" "find_kinit\0" "finderrfunc\0" "findfile\0"
+	"flagbits_to_strings\0" "fold_abc_fwd\0" "fold_abc_invar\0" "fold_abc_k\0" "fold_barrier_tab\0" "fold_barrier_tnew_tdup\0"
+	"fold_bufhdr_merge\0" "fold_bufput_bufstr\0" "fold_bufput_kfold_fmt\0" "fold_bufput_kfold_op\0" "fold_bufput_kfold_rep\0"
+	"fold_bufput_kgc\0" "fold_bufstr_kfold_cse\0" "fold_comm_bxor\0" "fold_comm_comp\0" "fold_comm_dup\0" "fold_comm_dup_minmax\0"
+	"fold_comm_equal\0" "fold_comm_swap\0" "fold_cse_conv\0" "fold_cse_uref\0" "fold_fload_cdata_int64_kgc\0"
+	"fold_fload_cdata_ptr_int64_cnew\0" "fold_fload_cdata_typeid_cnew\0" "fold_fload_cdata_typeid_kgc\0"
+	"fold_fload_func_ffid_kgc\0" "fold_fload_sbuf\0" "fold_fload_str_len_kgc\0" "fold_fload_str_len_snew\0"
+	"fold_fload_str_len_tostr\0" "fold_fload_tab_ah\0" "fold_fload_tab_tdup_asize\0" "fold_fload_tab_tdup_hmask\0"
+	"fold_fload_tab_tnew_asize\0" "fold_fload_tab_tnew_hmask\0" "fold_fold_base\0" "fold_fwd_href_tdup\0" "fold_fwd_href_tnew\0"
+	"fold_fwd_sload\0" "fold_kfold_add_kgc\0" "fold_kfold_add_kptr\0" "fold_kfold_add_kright\0" "fold_kfold_bnot\0"
+	"fold_kfold_bnot64\0" "fold_kfold_bswap\0" "fold_kfold_bswap64\0" "fold_kfold_conv_kint64_int_i64\0"
+	"fold_kfold_conv_kint64_num_i64\0" "fold_kfold_conv_kint64_num_u64\0" "fold_kfold_conv_kint_ext\0" "fold_kfold_conv_kint_i64\0"
+	"fold_kfold_conv_kint_num\0" "fold_kfold_conv_kintu32_num\0" "fold_kfold_conv_knum_i64_num\0" "fold_kfold_conv_knum_int_num\0"
+	"fold_kfold_conv_knum_u32_num\0" "fold_kfold_conv_knum_u64_num\0" "fold_kfold_fpcall1\0" "fold_kfold_fpcall2\0"
+	"fold_kfold_fpmath\0" "fold_kfold_hload_kkptr\0" "fold_kfold_int64arith\0" "fold_kfold_int64arith2\0" "fold_kfold_int64comp\0"
+	"fold_kfold_int64comp0\0" "fold_kfold_int64shift\0" "fold_kfold_intarith\0" "fold_kfold_intcomp\0" "fold_kfold_intcomp0\0"
+	"fold_kfold_intovarith\0" "fold_kfold_kref\0" "fold_kfold_ldexp\0" "fold_kfold_numabsneg\0" "fold_kfold_numarith\0"
+	"fold_kfold_numcomp\0" "fold_kfold_numpow\0" "fold_kfold_snew_empty\0" "fold_kfold_snew_kptr\0" "fold_kfold_strcmp\0"
+	"fold_kfold_strref\0" "fold_kfold_strref_snew\0" "fold_kfold_strto\0" "fold_kfold_tobit\0" "fold_kfold_tostr_kint\0"
+	"fold_kfold_tostr_knum\0" "fold_merge_eqne_snew_kgc\0" "fold_narrow_convert\0" "fold_prof\0" "fold_reassoc_bxor\0"
+	"fold_reassoc_dup\0" "fold_reassoc_dup_minmax\0" "fold_reassoc_intarith_k\0" "fold_reassoc_intarith_k64\0"
+	"fold_reassoc_minmax_k\0" "fold_reassoc_shift\0" "fold_shortcut_conv_num_int\0" "fold_shortcut_dropleft\0"
+	"fold_shortcut_left\0" "fold_shortcut_leftleft\0" "fold_shortcut_round\0" "fold_simplify_andk_shiftk\0"
+	"fold_simplify_andor_k\0" "fold_simplify_andor_k64\0" "fold_simplify_band_k\0" "fold_simplify_bor_k\0" "fold_simplify_bxor_k\0"
+	"fold_simplify_conv_flt_num\0" "fold_simplify_conv_i64_num\0" "fold_simplify_conv_int_i64\0" "fold_simplify_conv_int_num\0"
+	"fold_simplify_conv_narrow\0" "fold_simplify_conv_sext\0" "fold_simplify_floor_conv\0" "fold_simplify_intadd_k\0"
+	"fold_simplify_intadd_k64\0" "fold_simplify_intmod_k\0" "fold_simplify_intmod_kleft\0" "fold_simplify_intmul_k\0"
+	"fold_simplify_intmul_k32\0" "fold_simplify_intmul_k64\0" "fold_simplify_intsub\0" "fold_simplify_intsub_k\0"
+	"fold_simplify_intsub_k64\0" "fold_simplify_intsub_kleft\0" "fold_simplify_intsubadd_leftcancel\0"
+	"fold_simplify_intsubadd_rightcancel\0" "fold_simplify_intsubaddadd_cancel\0" "fold_simplify_intsubsub_leftcancel\0"
+	"fold_simplify_intsubsub_rightcancel\0" "fold_simplify_numadd_negx\0" "fold_simplify_numadd_xneg\0"
+	"fold_simplify_nummuldiv_k\0" "fold_simplify_nummuldiv_negk\0" "fold_simplify_nummuldiv_negneg\0" "fold_simplify_numpow_k\0"
+	"fold_simplify_numsub_k\0" "fold_simplify_numsub_negk\0" "fold_simplify_numsub_xneg\0" "fold_simplify_shift1_ki\0"
+	"fold_simplify_shift2_ki\0" "fold_simplify_shift_andk\0" "fold_simplify_shift_ik\0" "fold_simplify_shiftk_andk\0"
+	"fold_simplify_tobit_conv\0" "fold_xload_kptr\0" "foldarith\0" "fori_arg\0" "fori_load\0" "fs_finish\0" "fs_fixup_bc\0"
+	"fs_fixup_k\0" "fs_fixup_line\0" "fs_fixup_ret\0" "fs_fixup_uv1\0" "fs_fixup_uv2\0" "fs_fixup_var\0" "fs_init\0"
+	"fs_prep_line\0" "fs_prep_var\0" "fscope_begin\0" "fscope_end\0" "fscope_uvmark\0" "func_emptyuv\0" "func_finduv\0"
+	"func_newL\0" "fwd_aa_tab_clear\0" "fwd_ahload\0" "fwd_aload_reassoc\0" "gc_call_finalizer\0" "gc_clearweak\0" "gc_finalize\0"
+	"gc_mark\0" "gc_mark_gcroot\0" "gc_mark_mmudata\0" "gc_mark_start\0" "gc_mark_uv\0" "gc_marktrace\0" "gc_mayclear\0"
+	"gc_onestep\0" "gc_propagate_gray\0" "gc_sweep\0" "gc_sweepstr\0" "gc_traverse_frames\0" "gc_traverse_func\0"
+	"gc_traverse_proto\0" "gc_traverse_tab\0" "gc_traverse_thread\0" "gc_traverse_trace\0" "get_random_pos_unsafe\0"
+	"getboolfield\0" "getcurrenv\0" "getcurrf\0" "getfield\0" "getthread\0" "gola_close\0" "gola_findlabel\0" "gola_fixup\0"
+	"gola_new\0" "gola_patch\0" "gola_resolve\0" "handle_luainit\0" "handle_script\0" "has_segment_link\0" "!hash_128_above\0"
 	"hash_16_128\0" "!hash_dense_def\0" "hash_dense_sse42\0" "hash_sparse_1_4\0" "hash_sparse_4_16\0" "hash_sparse_def\0"
 	"hash_sparse_sse42\0" "hashkey\0" "hookf\0" "incomplete\0" "index2adr\0" "index2adr_stack\0" "init_bins\0" "init_top\0"
 	"innerloopleft\0" "invertcond\0" "io_file_close\0" "io_file_iter\0" "io_file_lines\0" "io_file_new\0" "io_file_open\0"
 	"io_file_read\0" "io_file_readall\0" "io_file_readlen\0" "io_file_readline\0" "io_file_readnum\0" "io_file_write\0"
-	"io_std_getset\0" "io_std_new\0" "io_stdfile\0" "io_tofile\0" "io_tofilep\0" "ir_khash\0" "jit_checktrace\0"
-	"jit_cpudetect\0" "jit_init\0" "jit_profile_callback\0" "jitopt_flag\0" "jitopt_level\0" "jitopt_param\0"
-	"jmp_append\0" "jmp_dropval\0" "jmp_next\0" "jmp_novalue\0" "jmp_patch\0" "jmp_patchins\0" "jmp_patchtestreg\0"
-	"jmp_patchval\0" "jmp_tohere\0" "kfold_int64arith\0" "kfold_intop\0" "kfold_xload\0" "l_message\0" "laction\0"
-	"lex_check\0" "lex_longstring\0" "lex_match\0" "!lex_more\0" "lex_newline\0" "lex_number\0" "lex_opt\0" "lex_scan\0"
-	"lex_skipeq\0" "lex_str\0" "lex_string\0" "lib_create_table\0" "lib_read_lfunc\0" "libsize\0" "lj_BC_ADDNV\0"
-	"lj_BC_ADDVN\0" "lj_BC_ADDVV\0" "lj_BC_CALL\0" "lj_BC_CALLM\0" "lj_BC_CALLMT\0" "lj_BC_CALLT\0" "lj_BC_CAT\0"
-	"lj_BC_DIVNV\0" "lj_BC_DIVVN\0" "lj_BC_DIVVV\0" "lj_BC_FNEW\0" "lj_BC_FORI\0" "lj_BC_FORL\0" "lj_BC_FUNCC\0"
-	"lj_BC_FUNCCW\0" "lj_BC_FUNCF\0" "lj_BC_GGET\0" "lj_BC_GSET\0" "lj_BC_IFORL\0" "lj_BC_IFUNCF\0" "lj_BC_IFUNCV\0"
-	"lj_BC_IITERL\0" "lj_BC_ILOOP\0" "lj_BC_ISEQN\0" "lj_BC_ISEQP\0" "lj_BC_ISEQS\0" "lj_BC_ISEQV\0" "lj_BC_ISF\0"
-	"lj_BC_ISFC\0" "lj_BC_ISGE\0" "lj_BC_ISGT\0" "lj_BC_ISLE\0" "lj_BC_ISLT\0" "lj_BC_ISNEN\0" "lj_BC_ISNEP\0"
-	"lj_BC_ISNES\0" "lj_BC_ISNEV\0" "lj_BC_ISNEXT\0" "lj_BC_ISNUM\0" "lj_BC_IST\0" "lj_BC_ISTC\0" "lj_BC_ISTYPE\0"
+	"io_std_getset\0" "io_std_new\0" "io_stdfile\0" "io_tofile\0" "io_tofilep\0" "ir_khash\0" "jit_checktrace\0" "jit_cpudetect\0"
+	"jit_init\0" "jit_profile_callback\0" "jitopt_flag\0" "jitopt_level\0" "jitopt_param\0" "jmp_append\0" "jmp_dropval\0"
+	"jmp_next\0" "jmp_novalue\0" "jmp_patch\0" "jmp_patchins\0" "jmp_patchtestreg\0" "jmp_patchval\0" "jmp_tohere\0"
+	"kfold_int64arith\0" "kfold_intop\0" "kfold_xload\0" "l_message\0" "laction\0" "lex_check\0" "lex_longstring\0" "lex_match\0"
+	"!lex_more\0" "lex_newline\0" "lex_number\0" "lex_opt\0" "lex_scan\0" "lex_skipeq\0" "lex_str\0" "lex_string\0"
+	"lib_create_table\0" "lib_read_lfunc\0" "libsize\0" "lj_BC_ADDNV\0" "lj_BC_ADDVN\0" "lj_BC_ADDVV\0" "lj_BC_CALL\0"
+	"lj_BC_CALLM\0" "lj_BC_CALLMT\0" "lj_BC_CALLT\0" "lj_BC_CAT\0" "lj_BC_DIVNV\0" "lj_BC_DIVVN\0" "lj_BC_DIVVV\0" "lj_BC_FNEW\0"
+	"lj_BC_FORI\0" "lj_BC_FORL\0" "lj_BC_FUNCC\0" "lj_BC_FUNCCW\0" "lj_BC_FUNCF\0" "lj_BC_GGET\0" "lj_BC_GSET\0" "lj_BC_IFORL\0"
+	"lj_BC_IFUNCF\0" "lj_BC_IFUNCV\0" "lj_BC_IITERL\0" "lj_BC_ILOOP\0" "lj_BC_ISEQN\0" "lj_BC_ISEQP\0" "lj_BC_ISEQS\0"
+	"lj_BC_ISEQV\0" "lj_BC_ISF\0" "lj_BC_ISFC\0" "lj_BC_ISGE\0" "lj_BC_ISGT\0" "lj_BC_ISLE\0" "lj_BC_ISLT\0" "lj_BC_ISNEN\0"
+	"lj_BC_ISNEP\0" "lj_BC_ISNES\0" "lj_BC_ISNEV\0" "lj_BC_ISNEXT\0" "lj_BC_ISNUM\0" "lj_BC_IST\0" "lj_BC_ISTC\0" "lj_BC_ISTYPE\0"
 	"lj_BC_ITERC\0" "lj_BC_ITERL\0" "lj_BC_ITERN\0" "lj_BC_JFORI\0" "lj_BC_JFORL\0" "lj_BC_JFUNCF\0" "lj_BC_JFUNCV\0"
-	"lj_BC_JITERL\0" "lj_BC_JLOOP\0" "lj_BC_JMP\0" "lj_BC_KCDATA\0" "lj_BC_KNIL\0" "lj_BC_KNUM\0" "lj_BC_KPRI\0"
-	"lj_BC_KSHORT\0" "lj_BC_KSTR\0" "lj_BC_LEN\0" "lj_BC_LOOP\0" "lj_BC_MODNV\0" "lj_BC_MODVN\0" "lj_BC_MODVV\0"
-	"lj_BC_MOV\0" "lj_BC_MULNV\0" "lj_BC_MULVN\0" "lj_BC_MULVV\0" "lj_BC_NOT\0" "lj_BC_POW\0" "lj_BC_RET\0" "lj_BC_RET0\0"
-	"lj_BC_RET1\0" "lj_BC_RETM\0" "lj_BC_SUBNV\0" "lj_BC_SUBVN\0" "lj_BC_SUBVV\0" "lj_BC_TDUP\0" "lj_BC_TGETB\0"
-	"lj_BC_TGETR\0" "lj_BC_TGETS\0" "lj_BC_TGETV\0" "lj_BC_TNEW\0" "lj_BC_TSETB\0" "lj_BC_TSETM\0" "lj_BC_TSETR\0"
-	"lj_BC_TSETS\0" "lj_BC_TSETV\0" "lj_BC_UCLO\0" "lj_BC_UGET\0" "lj_BC_UNM\0" "lj_BC_USETN\0" "lj_BC_USETP\0"
-	"lj_BC_USETS\0" "lj_BC_USETV\0" "lj_BC_VARG\0" "lj_alloc_create\0" "lj_alloc_destroy\0" "lj_alloc_f\0"
-	"!lj_alloc_free\0" "!lj_alloc_malloc\0" "!lj_alloc_realloc\0" "lj_alloc_setprng\0" "lj_asm_patchexit\0"
-	"lj_asm_trace\0" "lj_assert_bad_for_arg_type\0" "lj_bcread\0" "lj_bcread_proto\0" "lj_bcwrite\0" "lj_buf_cat2str\0"
-	"!lj_buf_more2\0" "!lj_buf_need2\0" "lj_buf_putchar\0" "!lj_buf_putchar2\0" "lj_buf_putmem\0" "lj_buf_putstr\0"
-	"lj_buf_putstr_lower\0" "lj_buf_putstr_rep\0" "lj_buf_putstr_reverse\0" "lj_buf_putstr_upper\0" "lj_buf_puttab\0"
-	"lj_buf_ruleb128\0" "lj_buf_shrink\0" "lj_buf_tmp\0" "lj_buf_tostr\0" "lj_bufx_more\0" "lj_bufx_set\0"
-	"lj_carith_check64\0" "lj_carith_divi64\0" "lj_carith_divu64\0" "lj_carith_meta\0" "lj_carith_modi64\0"
-	"lj_carith_modu64\0" "lj_carith_op\0" "lj_carith_powi64\0" "lj_carith_powu64\0" "lj_carith_shift64\0"
-	"lj_ccall_ctid_vararg\0" "lj_ccall_func\0" "lj_ccallback_enter\0" "lj_ccallback_leave\0" "lj_ccallback_mcode_free\0"
-	"lj_ccallback_new\0" "lj_ccallback_ptr2slot\0" "lj_cconv_bf_tv\0" "lj_cconv_compatptr\0" "lj_cconv_ct_ct\0"
-	"lj_cconv_ct_init\0" "lj_cconv_ct_tv\0" "lj_cconv_multi_init\0" "lj_cconv_tv_bf\0" "lj_cconv_tv_ct\0" "lj_cdata_free\0"
-	"lj_cdata_get\0" "lj_cdata_index\0" "lj_cdata_newref\0" "lj_cdata_newv\0" "lj_cdata_newx\0" "lj_cdata_set\0"
-	"lj_cdata_setfin\0" "lj_cf_bit_tohex\0" "lj_cf_buffer_decode\0" "lj_cf_buffer_encode\0" "lj_cf_buffer_method___gc\0"
-	"lj_cf_buffer_method___len\0" "lj_cf_buffer_method___tostring\0" "lj_cf_buffer_method_commit\0"
-	"lj_cf_buffer_method_decode\0" "lj_cf_buffer_method_encode\0" "lj_cf_buffer_method_free\0" "lj_cf_buffer_method_get\0"
-	"lj_cf_buffer_method_put\0" "lj_cf_buffer_method_putcdata\0" "lj_cf_buffer_method_putf\0" "lj_cf_buffer_method_ref\0"
-	"lj_cf_buffer_method_reserve\0" "lj_cf_buffer_method_reset\0" "lj_cf_buffer_method_set\0" "lj_cf_buffer_method_skip\0"
-	"lj_cf_buffer_new\0" "lj_cf_collectgarbage\0" "lj_cf_coroutine_create\0" "lj_cf_coroutine_isyieldable\0"
-	"lj_cf_coroutine_running\0" "lj_cf_coroutine_status\0" "lj_cf_coroutine_wrap\0" "lj_cf_debug_debug\0"
-	"lj_cf_debug_getfenv\0" "lj_cf_debug_gethook\0" "lj_cf_debug_getinfo\0" "lj_cf_debug_getlocal\0"
+	"lj_BC_JITERL\0" "lj_BC_JLOOP\0" "lj_BC_JMP\0" "lj_BC_KCDATA\0" "lj_BC_KNIL\0" "lj_BC_KNUM\0" "lj_BC_KPRI\0" "lj_BC_KSHORT\0"
+	"lj_BC_KSTR\0" "lj_BC_LEN\0" "lj_BC_LOOP\0" "lj_BC_MODNV\0" "lj_BC_MODVN\0" "lj_BC_MODVV\0" "lj_BC_MOV\0" "lj_BC_MULNV\0"
+	"lj_BC_MULVN\0" "lj_BC_MULVV\0" "lj_BC_NOT\0" "lj_BC_POW\0" "lj_BC_RET\0" "lj_BC_RET0\0" "lj_BC_RET1\0" "lj_BC_RETM\0"
+	"lj_BC_SUBNV\0" "lj_BC_SUBVN\0" "lj_BC_SUBVV\0" "lj_BC_TDUP\0" "lj_BC_TGETB\0" "lj_BC_TGETR\0" "lj_BC_TGETS\0" "lj_BC_TGETV\0"
+	"lj_BC_TNEW\0" "lj_BC_TSETB\0" "lj_BC_TSETM\0" "lj_BC_TSETR\0" "lj_BC_TSETS\0" "lj_BC_TSETV\0" "lj_BC_UCLO\0" "lj_BC_UGET\0"
+	"lj_BC_UNM\0" "lj_BC_USETN\0" "lj_BC_USETP\0" "lj_BC_USETS\0" "lj_BC_USETV\0" "lj_BC_VARG\0" "lj_alloc_create\0"
+	"lj_alloc_destroy\0" "lj_alloc_f\0" "!lj_alloc_free\0" "!lj_alloc_malloc\0" "!lj_alloc_realloc\0" "lj_alloc_setprng\0"
+	"lj_asm_patchexit\0" "lj_asm_trace\0" "lj_assert_bad_for_arg_type\0" "lj_bcread\0" "lj_bcread_proto\0" "lj_bcwrite\0"
+	"lj_buf_cat2str\0" "!lj_buf_more2\0" "!lj_buf_need2\0" "lj_buf_putchar\0" "!lj_buf_putchar2\0" "lj_buf_putmem\0"
+	"lj_buf_putstr\0" "lj_buf_putstr_lower\0" "lj_buf_putstr_rep\0" "lj_buf_putstr_reverse\0" "lj_buf_putstr_upper\0"
+	"lj_buf_puttab\0" "lj_buf_ruleb128\0" "lj_buf_shrink\0" "lj_buf_tmp\0" "lj_buf_tostr\0" "lj_bufx_more\0" "lj_bufx_set\0"
+	"lj_carith_check64\0" "lj_carith_divi64\0" "lj_carith_divu64\0" "lj_carith_meta\0" "lj_carith_modi64\0" "lj_carith_modu64\0"
+	"lj_carith_op\0" "lj_carith_powi64\0" "lj_carith_powu64\0" "lj_carith_shift64\0" "lj_ccall_ctid_vararg\0" "lj_ccall_func\0"
+	"lj_ccallback_enter\0" "lj_ccallback_leave\0" "lj_ccallback_mcode_free\0" "lj_ccallback_new\0" "lj_ccallback_ptr2slot\0"
+	"lj_cconv_bf_tv\0" "lj_cconv_compatptr\0" "lj_cconv_ct_ct\0" "lj_cconv_ct_init\0" "lj_cconv_ct_tv\0" "lj_cconv_multi_init\0"
+	"lj_cconv_tv_bf\0" "lj_cconv_tv_ct\0" "lj_cdata_free\0" "lj_cdata_get\0" "lj_cdata_index\0" "lj_cdata_newref\0"
+	"lj_cdata_newv\0" "lj_cdata_newx\0" "lj_cdata_set\0" "lj_cdata_setfin\0" "lj_cf_bit_tohex\0" "lj_cf_buffer_decode\0"
+	"lj_cf_buffer_encode\0" "lj_cf_buffer_method___gc\0" "lj_cf_buffer_method___len\0" "lj_cf_buffer_method___tostring\0"
+	"lj_cf_buffer_method_commit\0" "lj_cf_buffer_method_decode\0" "lj_cf_buffer_method_encode\0" "lj_cf_buffer_method_free\0"
+	"lj_cf_buffer_method_get\0" "lj_cf_buffer_method_put\0" "lj_cf_buffer_method_putcdata\0" "lj_cf_buffer_method_putf\0"
+	"lj_cf_buffer_method_ref\0" "lj_cf_buffer_method_reserve\0" "lj_cf_buffer_method_reset\0" "lj_cf_buffer_method_set\0"
+	"lj_cf_buffer_method_skip\0" "lj_cf_buffer_new\0" "lj_cf_collectgarbage\0" "lj_cf_coroutine_create\0"
+	"lj_cf_coroutine_isyieldable\0" "lj_cf_coroutine_running\0" "lj_cf_coroutine_status\0" "lj_cf_coroutine_wrap\0"
+	"lj_cf_debug_debug\0" "lj_cf_debug_getfenv\0" "lj_cf_debug_gethook\0" "lj_cf_debug_getinfo\0" "lj_cf_debug_getlocal\0"
 	"lj_cf_debug_getmetatable\0" "lj_cf_debug_getregistry\0" "lj_cf_debug_getupvalue\0" "lj_cf_debug_getuservalue\0"
 	"lj_cf_debug_setfenv\0" "lj_cf_debug_sethook\0" "lj_cf_debug_setlocal\0" "lj_cf_debug_setmetatable\0"
 	"lj_cf_debug_setupvalue\0" "lj_cf_debug_setuservalue\0" "lj_cf_debug_traceback\0" "lj_cf_debug_upvalueid\0"
@@ -164,21 +158,20 @@ static const char ljcg_luajit2_20230119_names[] =
 	"lj_cf_ffi_clib___index\0" "lj_cf_ffi_clib___newindex\0" "lj_cf_ffi_copy\0" "lj_cf_ffi_errno\0" "lj_cf_ffi_fill\0"
 	"lj_cf_ffi_gc\0" "lj_cf_ffi_istype\0" "lj_cf_ffi_load\0" "lj_cf_ffi_meta___add\0" "lj_cf_ffi_meta___call\0"
 	"lj_cf_ffi_meta___concat\0" "lj_cf_ffi_meta___div\0" "lj_cf_ffi_meta___eq\0" "lj_cf_ffi_meta___index\0"
-	"lj_cf_ffi_meta___ipairs\0" "lj_cf_ffi_meta___le\0" "lj_cf_ffi_meta___len\0" "lj_cf_ffi_meta___lt\0"
-	"lj_cf_ffi_meta___mod\0" "lj_cf_ffi_meta___mul\0" "lj_cf_ffi_meta___newindex\0" "lj_cf_ffi_meta___pairs\0"
-	"lj_cf_ffi_meta___pow\0" "lj_cf_ffi_meta___sub\0" "lj_cf_ffi_meta___tostring\0" "lj_cf_ffi_meta___unm\0"
-	"lj_cf_ffi_metatype\0" "lj_cf_ffi_new\0" "lj_cf_ffi_offsetof\0" "lj_cf_ffi_sizeof\0" "lj_cf_ffi_string\0"
-	"lj_cf_ffi_typeinfo\0" "lj_cf_ffi_typeof\0" "lj_cf_gcinfo\0" "lj_cf_getfenv\0" "lj_cf_io_close\0" "lj_cf_io_flush\0"
-	"lj_cf_io_input\0" "lj_cf_io_lines\0" "lj_cf_io_method___gc\0" "lj_cf_io_method___tostring\0" "lj_cf_io_method_close\0"
-	"lj_cf_io_method_flush\0" "lj_cf_io_method_lines\0" "lj_cf_io_method_read\0" "lj_cf_io_method_seek\0"
-	"lj_cf_io_method_setvbuf\0" "lj_cf_io_method_write\0" "lj_cf_io_open\0" "lj_cf_io_output\0" "lj_cf_io_popen\0"
-	"lj_cf_io_read\0" "lj_cf_io_tmpfile\0" "lj_cf_io_type\0" "lj_cf_io_write\0" "lj_cf_jit_attach\0" "lj_cf_jit_flush\0"
-	"lj_cf_jit_off\0" "lj_cf_jit_on\0" "lj_cf_jit_opt_start\0" "lj_cf_jit_prngstate\0" "lj_cf_jit_profile_dumpstack\0"
-	"lj_cf_jit_profile_start\0" "lj_cf_jit_profile_stop\0" "lj_cf_jit_security\0" "lj_cf_jit_status\0"
-	"lj_cf_jit_util_funcbc\0" "lj_cf_jit_util_funcinfo\0" "lj_cf_jit_util_funck\0" "lj_cf_jit_util_funcuvname\0"
-	"lj_cf_jit_util_ircalladdr\0" "lj_cf_jit_util_traceexitstub\0" "lj_cf_jit_util_traceinfo\0" "lj_cf_jit_util_traceir\0"
-	"lj_cf_jit_util_tracek\0" "lj_cf_jit_util_tracemc\0" "lj_cf_jit_util_tracesnap\0" "lj_cf_load\0" "lj_cf_loadfile\0"
-	"lj_cf_loadstring\0" "lj_cf_math_random\0" "lj_cf_math_randomseed\0" "lj_cf_newproxy\0" "lj_cf_os_clock\0"
+	"lj_cf_ffi_meta___ipairs\0" "lj_cf_ffi_meta___le\0" "lj_cf_ffi_meta___len\0" "lj_cf_ffi_meta___lt\0" "lj_cf_ffi_meta___mod\0"
+	"lj_cf_ffi_meta___mul\0" "lj_cf_ffi_meta___newindex\0" "lj_cf_ffi_meta___pairs\0" "lj_cf_ffi_meta___pow\0"
+	"lj_cf_ffi_meta___sub\0" "lj_cf_ffi_meta___tostring\0" "lj_cf_ffi_meta___unm\0" "lj_cf_ffi_metatype\0" "lj_cf_ffi_new\0"
+	"lj_cf_ffi_offsetof\0" "lj_cf_ffi_sizeof\0" "lj_cf_ffi_string\0" "lj_cf_ffi_typeinfo\0" "lj_cf_ffi_typeof\0" "lj_cf_gcinfo\0"
+	"lj_cf_getfenv\0" "lj_cf_io_close\0" "lj_cf_io_flush\0" "lj_cf_io_input\0" "lj_cf_io_lines\0" "lj_cf_io_method___gc\0"
+	"lj_cf_io_method___tostring\0" "lj_cf_io_method_close\0" "lj_cf_io_method_flush\0" "lj_cf_io_method_lines\0"
+	"lj_cf_io_method_read\0" "lj_cf_io_method_seek\0" "lj_cf_io_method_setvbuf\0" "lj_cf_io_method_write\0" "lj_cf_io_open\0"
+	"lj_cf_io_output\0" "lj_cf_io_popen\0" "lj_cf_io_read\0" "lj_cf_io_tmpfile\0" "lj_cf_io_type\0" "lj_cf_io_write\0"
+	"lj_cf_jit_attach\0" "lj_cf_jit_flush\0" "lj_cf_jit_off\0" "lj_cf_jit_on\0" "lj_cf_jit_opt_start\0" "lj_cf_jit_prngstate\0"
+	"lj_cf_jit_profile_dumpstack\0" "lj_cf_jit_profile_start\0" "lj_cf_jit_profile_stop\0" "lj_cf_jit_security\0"
+	"lj_cf_jit_status\0" "lj_cf_jit_util_funcbc\0" "lj_cf_jit_util_funcinfo\0" "lj_cf_jit_util_funck\0"
+	"lj_cf_jit_util_funcuvname\0" "lj_cf_jit_util_ircalladdr\0" "lj_cf_jit_util_traceexitstub\0" "lj_cf_jit_util_traceinfo\0"
+	"lj_cf_jit_util_traceir\0" "lj_cf_jit_util_tracek\0" "lj_cf_jit_util_tracemc\0" "lj_cf_jit_util_tracesnap\0" "lj_cf_load\0"
+	"lj_cf_loadfile\0" "lj_cf_loadstring\0" "lj_cf_math_random\0" "lj_cf_math_randomseed\0" "lj_cf_newproxy\0" "lj_cf_os_clock\0"
 	"lj_cf_os_date\0" "lj_cf_os_difftime\0" "lj_cf_os_execute\0" "lj_cf_os_exit\0" "lj_cf_os_getenv\0" "lj_cf_os_remove\0"
 	"lj_cf_os_rename\0" "lj_cf_os_setlocale\0" "lj_cf_os_time\0" "lj_cf_os_tmpname\0" "lj_cf_package_loader_c\0"
 	"lj_cf_package_loader_croot\0" "lj_cf_package_loader_lua\0" "lj_cf_package_loader_preload\0" "lj_cf_package_loadlib\0"
@@ -188,597 +181,514 @@ static const char ljcg_luajit2_20230119_names[] =
 	"lj_cf_string_gmatch_aux\0" "lj_cf_string_gsub\0" "lj_cf_string_match\0" "lj_cf_string_rep\0" "lj_cf_table_clear\0"
 	"lj_cf_table_clone\0" "lj_cf_table_concat\0" "lj_cf_table_insert\0" "lj_cf_table_isarray\0" "lj_cf_table_isempty\0"
 	"lj_cf_table_maxn\0" "lj_cf_table_new\0" "lj_cf_table_nkeys\0" "lj_cf_table_pack\0" "lj_cf_table_sort\0"
-	"lj_cf_thread_exdata\0" "lj_cf_thread_exdata2\0" "lj_cf_unpack\0" "lj_clib_default\0" "lj_clib_index\0"
-	"lj_clib_load\0" "lj_clib_unload\0" "lj_cont_cat\0" "lj_cont_condf\0" "lj_cont_condt\0" "lj_cont_dispatch\0"
-	"lj_cont_ffi_callback\0" "lj_cont_hook\0" "lj_cont_nop\0" "lj_cont_ra\0" "lj_cont_stitch\0" "lj_cparse\0"
-	"lj_cparse_case\0" "lj_crecord_loadiu64\0" "lj_crecord_tonumber\0" "lj_crecord_topcvoid\0" "lj_crecord_topuint8\0"
-	"lj_ctype_addname\0" "lj_ctype_freestate\0" "lj_ctype_getfieldq\0" "lj_ctype_getname\0" "lj_ctype_info\0"
-	"lj_ctype_info_raw\0" "lj_ctype_init\0" "lj_ctype_intern\0" "lj_ctype_meta\0" "lj_ctype_new\0" "lj_ctype_rawref\0"
-	"lj_ctype_repr\0" "lj_ctype_repr_complex\0" "lj_ctype_repr_int64\0" "lj_ctype_size\0" "lj_ctype_vlsize\0"
-	"lj_debug_addloc\0" "lj_debug_dumpstack\0" "lj_debug_frame\0" "lj_debug_framepc\0" "lj_debug_funcname\0"
-	"lj_debug_getinfo\0" "lj_debug_line\0" "lj_debug_pushloc\0" "lj_debug_shortname\0" "lj_debug_slotname\0"
+	"lj_cf_thread_exdata\0" "lj_cf_thread_exdata2\0" "lj_cf_unpack\0" "lj_clib_default\0" "lj_clib_index\0" "lj_clib_load\0"
+	"lj_clib_unload\0" "lj_cont_cat\0" "lj_cont_condf\0" "lj_cont_condt\0" "lj_cont_dispatch\0" "lj_cont_ffi_callback\0"
+	"lj_cont_hook\0" "lj_cont_nop\0" "lj_cont_ra\0" "lj_cont_stitch\0" "lj_cparse\0" "lj_cparse_case\0" "lj_crecord_loadiu64\0"
+	"lj_crecord_tonumber\0" "lj_crecord_topcvoid\0" "lj_crecord_topuint8\0" "lj_ctype_addname\0" "lj_ctype_freestate\0"
+	"lj_ctype_getfieldq\0" "lj_ctype_getname\0" "lj_ctype_info\0" "lj_ctype_info_raw\0" "lj_ctype_init\0" "lj_ctype_intern\0"
+	"lj_ctype_meta\0" "lj_ctype_new\0" "lj_ctype_rawref\0" "lj_ctype_repr\0" "lj_ctype_repr_complex\0" "lj_ctype_repr_int64\0"
+	"lj_ctype_size\0" "lj_ctype_vlsize\0" "lj_debug_addloc\0" "lj_debug_dumpstack\0" "lj_debug_frame\0" "lj_debug_framepc\0"
+	"lj_debug_funcname\0" "lj_debug_getinfo\0" "lj_debug_line\0" "lj_debug_pushloc\0" "lj_debug_shortname\0" "lj_debug_slotname\0"
 	"lj_debug_uvname\0" "lj_debug_uvnamev\0" "lj_dispatch_call\0" "lj_dispatch_init\0" "lj_dispatch_init_hotcount\0"
-	"lj_dispatch_ins\0" "lj_dispatch_profile\0" "lj_dispatch_stitch\0" "lj_dispatch_update\0" "!lj_err_arg\0"
-	"!lj_err_argt\0" "!lj_err_argtype\0" "!lj_err_argv\0" "!lj_err_caller\0" "!lj_err_callermsg\0" "!lj_err_callerv\0"
-	"!lj_err_comp\0" "lj_err_deregister_mcode\0" "!lj_err_lex\0" "!lj_err_mem\0" "!lj_err_msg\0" "!lj_err_optype\0"
-	"!lj_err_optype_call\0" "lj_err_register_mcode\0" "!lj_err_run\0" "!lj_err_str\0" "!lj_err_throw\0" "!lj_err_trace\0"
-	"lj_err_unwind_dwarf\0" "lj_ff_assert\0" "lj_ff_bit_arshift\0" "lj_ff_bit_band\0" "lj_ff_bit_bnot\0" "lj_ff_bit_bor\0"
-	"lj_ff_bit_bswap\0" "lj_ff_bit_bxor\0" "lj_ff_bit_lshift\0" "lj_ff_bit_rol\0" "lj_ff_bit_ror\0" "lj_ff_bit_rshift\0"
-	"lj_ff_bit_tobit\0" "lj_ff_coroutine_resume\0" "lj_ff_coroutine_wrap_aux\0" "lj_ff_coroutine_yield\0"
-	"lj_ff_getmetatable\0" "lj_ff_ipairs\0" "lj_ff_ipairs_aux\0" "lj_ff_math_abs\0" "lj_ff_math_acos\0" "lj_ff_math_asin\0"
-	"lj_ff_math_atan\0" "lj_ff_math_atan2\0" "lj_ff_math_ceil\0" "lj_ff_math_cos\0" "lj_ff_math_cosh\0" "lj_ff_math_exp\0"
-	"lj_ff_math_floor\0" "lj_ff_math_fmod\0" "lj_ff_math_frexp\0" "lj_ff_math_ldexp\0" "lj_ff_math_log\0"
-	"lj_ff_math_log10\0" "lj_ff_math_max\0" "lj_ff_math_min\0" "lj_ff_math_modf\0" "lj_ff_math_pow\0" "lj_ff_math_sin\0"
-	"lj_ff_math_sinh\0" "lj_ff_math_sqrt\0" "lj_ff_math_tan\0" "lj_ff_math_tanh\0" "lj_ff_next\0" "lj_ff_pairs\0"
-	"lj_ff_pcall\0" "lj_ff_rawget\0" "lj_ff_setmetatable\0" "lj_ff_string_byte\0" "lj_ff_string_char\0"
-	"lj_ff_string_lower\0" "lj_ff_string_reverse\0" "lj_ff_string_sub\0" "lj_ff_string_upper\0" "lj_ff_tonumber\0"
-	"lj_ff_tostring\0" "lj_ff_type\0" "lj_ff_xpcall\0" "lj_fff_emptystr\0" "lj_fff_fallback\0" "lj_fff_fallback_1\0"
-	"lj_fff_fallback_2\0" "lj_fff_fallback_bit_op\0" "lj_fff_gcstep\0" "lj_fff_newstr\0" "lj_fff_res\0" "lj_fff_res0\0"
-	"lj_fff_res1\0" "lj_fff_res2\0" "lj_fff_resRB\0" "lj_fff_res_\0" "lj_fff_resbit\0" "lj_fff_resstr\0" "lj_fff_resxmm0\0"
-	"lj_ffh_assert\0" "lj_ffh_bit_band\0" "lj_ffh_bit_bnot\0" "lj_ffh_bit_bswap\0" "lj_ffh_bit_lshift\0"
-	"lj_ffh_bit_tobit\0" "lj_ffh_coroutine_resume\0" "lj_ffh_coroutine_wrap_aux\0" "lj_ffh_coroutine_wrap_err\0"
-	"lj_ffh_coroutine_yield\0" "lj_ffh_ipairs\0" "lj_ffh_ipairs_aux\0" "lj_ffh_math_abs\0" "lj_ffh_math_atan2\0"
-	"lj_ffh_math_ldexp\0" "lj_ffh_math_log\0" "lj_ffh_math_min\0" "lj_ffh_math_sqrt\0" "lj_ffh_next\0" "lj_ffh_pairs\0"
-	"lj_ffh_pcall\0" "lj_ffh_rawget\0" "lj_ffh_setmetatable\0" "lj_ffh_string_byte\0" "lj_ffh_string_char\0"
+	"lj_dispatch_ins\0" "lj_dispatch_profile\0" "lj_dispatch_stitch\0" "lj_dispatch_update\0" "!lj_err_arg\0" "!lj_err_argt\0"
+	"!lj_err_argtype\0" "!lj_err_argv\0" "!lj_err_caller\0" "!lj_err_callermsg\0" "!lj_err_callerv\0" "!lj_err_comp\0"
+	"lj_err_deregister_mcode\0" "!lj_err_lex\0" "!lj_err_mem\0" "!lj_err_msg\0" "!lj_err_optype\0" "!lj_err_optype_call\0"
+	"lj_err_register_mcode\0" "!lj_err_run\0" "!lj_err_str\0" "!lj_err_throw\0" "!lj_err_trace\0" "lj_err_unwind_dwarf\0"
+	"lj_ff_assert\0" "lj_ff_bit_arshift\0" "lj_ff_bit_band\0" "lj_ff_bit_bnot\0" "lj_ff_bit_bor\0" "lj_ff_bit_bswap\0"
+	"lj_ff_bit_bxor\0" "lj_ff_bit_lshift\0" "lj_ff_bit_rol\0" "lj_ff_bit_ror\0" "lj_ff_bit_rshift\0" "lj_ff_bit_tobit\0"
+	"lj_ff_coroutine_resume\0" "lj_ff_coroutine_wrap_aux\0" "lj_ff_coroutine_yield\0" "lj_ff_getmetatable\0" "lj_ff_ipairs\0"
+	"lj_ff_ipairs_aux\0" "lj_ff_math_abs\0" "lj_ff_math_acos\0" "lj_ff_math_asin\0" "lj_ff_math_atan\0" "lj_ff_math_atan2\0"
+	"lj_ff_math_ceil\0" "lj_ff_math_cos\0" "lj_ff_math_cosh\0" "lj_ff_math_exp\0" "lj_ff_math_floor\0" "lj_ff_math_fmod\0"
+	"lj_ff_math_frexp\0" "lj_ff_math_ldexp\0" "lj_ff_math_log\0" "lj_ff_math_log10\0" "lj_ff_math_max\0" "lj_ff_math_min\0"
+	"lj_ff_math_modf\0" "lj_ff_math_pow\0" "lj_ff_math_sin\0" "lj_ff_math_sinh\0" "lj_ff_math_sqrt\0" "lj_ff_math_tan\0"
+	"lj_ff_math_tanh\0" "lj_ff_next\0" "lj_ff_pairs\0" "lj_ff_pcall\0" "lj_ff_rawget\0" "lj_ff_setmetatable\0"
+	"lj_ff_string_byte\0" "lj_ff_string_char\0" "lj_ff_string_lower\0" "lj_ff_string_reverse\0" "lj_ff_string_sub\0"
+	"lj_ff_string_upper\0" "lj_ff_tonumber\0" "lj_ff_tostring\0" "lj_ff_type\0" "lj_ff_xpcall\0" "lj_fff_emptystr\0"
+	"lj_fff_fallback\0" "lj_fff_fallback_1\0" "lj_fff_fallback_2\0" "lj_fff_fallback_bit_op\0" "lj_fff_gcstep\0" "lj_fff_newstr\0"
+	"lj_fff_res\0" "lj_fff_res0\0" "lj_fff_res1\0" "lj_fff_res2\0" "lj_fff_resRB\0" "lj_fff_res_\0" "lj_fff_resbit\0"
+	"lj_fff_resstr\0" "lj_fff_resxmm0\0" "lj_ffh_assert\0" "lj_ffh_bit_band\0" "lj_ffh_bit_bnot\0" "lj_ffh_bit_bswap\0"
+	"lj_ffh_bit_lshift\0" "lj_ffh_bit_tobit\0" "lj_ffh_coroutine_resume\0" "lj_ffh_coroutine_wrap_aux\0"
+	"lj_ffh_coroutine_wrap_err\0" "lj_ffh_coroutine_yield\0" "lj_ffh_ipairs\0" "lj_ffh_ipairs_aux\0" "lj_ffh_math_abs\0"
+	"lj_ffh_math_atan2\0" "lj_ffh_math_ldexp\0" "lj_ffh_math_log\0" "lj_ffh_math_min\0" "lj_ffh_math_sqrt\0" "lj_ffh_next\0"
+	"lj_ffh_pairs\0" "lj_ffh_pcall\0" "lj_ffh_rawget\0" "lj_ffh_setmetatable\0" "lj_ffh_string_byte\0" "lj_ffh_string_char\0"
 	"lj_ffh_string_reverse\0" "lj_ffh_string_sub\0" "lj_ffh_tonumber\0" "lj_ffh_tostring\0" "lj_ffrecord_func\0"
-	"lj_ffrecord_select_mode\0" "lj_func_closeuv\0" "lj_func_free\0" "lj_func_freeproto\0" "lj_func_freeuv\0"
-	"lj_func_newC\0" "lj_func_newL_empty\0" "lj_func_newL_gc\0" "lj_gc_barrierf\0" "lj_gc_barriertrace\0"
-	"lj_gc_barrieruv\0" "lj_gc_closeuv\0" "lj_gc_finalize_cdata\0" "lj_gc_finalize_udata\0" "lj_gc_freeall\0"
-	"lj_gc_fullgc\0" "lj_gc_separateudata\0" "lj_gc_step\0" "lj_gc_step_fixtop\0" "lj_gc_step_jit\0" "lj_init_cpuflags\0"
-	"lj_ir_call\0" "lj_ir_emit\0" "lj_ir_ggfload\0" "lj_ir_growbot\0" "lj_ir_growtop\0" "lj_ir_k64\0" "lj_ir_kgc\0"
-	"lj_ir_kint\0" "lj_ir_kint64\0" "lj_ir_knull\0" "lj_ir_knum_u64\0" "lj_ir_knumint\0" "lj_ir_kptr_\0" "lj_ir_kslot\0"
-	"lj_ir_ktrace\0" "lj_ir_kvalue\0" "lj_ir_numcmp\0" "lj_ir_rollback\0" "lj_ir_strcmp\0" "lj_ir_tonum\0"
-	"lj_ir_tonumber\0" "lj_ir_tostr\0" "lj_lex_cleanup\0" "lj_lex_error\0" "lj_lex_init\0" "lj_lex_lookahead\0"
-	"lj_lex_next\0" "lj_lex_setup\0" "lj_lex_token2str\0" "lj_lib_checkany\0" "lj_lib_checkcdata\0" "lj_lib_checkfunc\0"
-	"lj_lib_checkint\0" "lj_lib_checkintrange\0" "lj_lib_checknum\0" "lj_lib_checknumber\0" "lj_lib_checkopt\0"
-	"lj_lib_checkstr\0" "lj_lib_checkstrx\0" "lj_lib_checktab\0" "lj_lib_checktabornil\0" "lj_lib_optint\0"
+	"lj_ffrecord_select_mode\0" "lj_func_closeuv\0" "lj_func_free\0" "lj_func_freeproto\0" "lj_func_freeuv\0" "lj_func_newC\0"
+	"lj_func_newL_empty\0" "lj_func_newL_gc\0" "lj_gc_barrierf\0" "lj_gc_barriertrace\0" "lj_gc_barrieruv\0" "lj_gc_closeuv\0"
+	"lj_gc_finalize_cdata\0" "lj_gc_finalize_udata\0" "lj_gc_freeall\0" "lj_gc_fullgc\0" "lj_gc_separateudata\0" "lj_gc_step\0"
+	"lj_gc_step_fixtop\0" "lj_gc_step_jit\0" "lj_init_cpuflags\0" "lj_ir_call\0" "lj_ir_emit\0" "lj_ir_ggfload\0" "lj_ir_growbot\0"
+	"lj_ir_growtop\0" "lj_ir_k64\0" "lj_ir_kgc\0" "lj_ir_kint\0" "lj_ir_kint64\0" "lj_ir_knull\0" "lj_ir_knum_u64\0"
+	"lj_ir_knumint\0" "lj_ir_kptr_\0" "lj_ir_kslot\0" "lj_ir_ktrace\0" "lj_ir_kvalue\0" "lj_ir_numcmp\0" "lj_ir_rollback\0"
+	"lj_ir_strcmp\0" "lj_ir_tonum\0" "lj_ir_tonumber\0" "lj_ir_tostr\0" "lj_lex_cleanup\0" "lj_lex_error\0" "lj_lex_init\0"
+	"lj_lex_lookahead\0" "lj_lex_next\0" "lj_lex_setup\0" "lj_lex_token2str\0" "lj_lib_checkany\0" "lj_lib_checkcdata\0"
+	"lj_lib_checkfunc\0" "lj_lib_checkint\0" "lj_lib_checkintrange\0" "lj_lib_checknum\0" "lj_lib_checknumber\0"
+	"lj_lib_checkopt\0" "lj_lib_checkstr\0" "lj_lib_checkstrx\0" "lj_lib_checktab\0" "lj_lib_checktabornil\0" "lj_lib_optint\0"
 	"lj_lib_optstr\0" "lj_lib_postreg\0" "lj_lib_prereg\0" "lj_lib_pushcc\0" "lj_lib_register\0" "lj_lightud_intern\0"
 	"lj_mcode_abort\0" "lj_mcode_commit\0" "lj_mcode_free\0" "lj_mcode_limiterr\0" "lj_mcode_patch\0" "lj_mcode_reserve\0"
-	"lj_mcode_sync\0" "lj_mem_grow\0" "lj_mem_newgco\0" "lj_mem_realloc\0" "lj_meta_arith\0" "lj_meta_cache\0"
-	"lj_meta_call\0" "lj_meta_cat\0" "lj_meta_comp\0" "lj_meta_equal\0" "lj_meta_equal_cd\0" "lj_meta_for\0"
-	"lj_meta_init\0" "lj_meta_istype\0" "lj_meta_len\0" "lj_meta_lookup\0" "lj_meta_tailcall\0" "lj_meta_tget\0"
-	"lj_meta_tset\0" "lj_obj_equal\0" "lj_obj_ptr\0" "lj_opt_cse\0" "lj_opt_cselim\0" "lj_opt_dce\0" "lj_opt_dse_ahstore\0"
-	"lj_opt_dse_fstore\0" "lj_opt_dse_ustore\0" "lj_opt_dse_xstore\0" "lj_opt_fold\0" "lj_opt_fwd_alen\0"
-	"lj_opt_fwd_aload\0" "lj_opt_fwd_fload\0" "lj_opt_fwd_hload\0" "lj_opt_fwd_href_nokey\0" "lj_opt_fwd_hrefk\0"
-	"lj_opt_fwd_sbuf\0" "lj_opt_fwd_tptr\0" "lj_opt_fwd_uload\0" "lj_opt_fwd_wasnonnil\0" "lj_opt_fwd_xload\0"
-	"lj_opt_loop\0" "lj_opt_narrow_arith\0" "lj_opt_narrow_cindex\0" "lj_opt_narrow_convert\0" "lj_opt_narrow_forl\0"
-	"lj_opt_narrow_index\0" "lj_opt_narrow_mod\0" "lj_opt_narrow_tobit\0" "lj_opt_narrow_toint\0" "lj_opt_narrow_unm\0"
-	"lj_opt_sink\0" "lj_parse\0" "lj_parse_keepcdata\0" "lj_parse_keepstr\0" "lj_prng_seed_secure\0" "!lj_prng_u64\0"
-	"!lj_prng_u64d\0" "lj_profile_interpreter\0" "lj_record_call\0" "lj_record_constify\0" "lj_record_idx\0"
-	"lj_record_ins\0" "lj_record_mm_lookup\0" "lj_record_next\0" "lj_record_objcmp\0" "lj_record_ret\0" "lj_record_setup\0"
-	"lj_record_stop\0" "lj_record_tailcall\0" "lj_record_vload\0" "lj_serialize_decode\0" "lj_serialize_dict_prep_mt\0"
-	"lj_serialize_dict_prep_str\0" "lj_serialize_encode\0" "lj_serialize_get\0" "lj_serialize_peektype\0"
-	"lj_serialize_put\0" "lj_snap_add\0" "lj_snap_grow_buf_\0" "lj_snap_grow_map_\0" "lj_snap_purge\0" "lj_snap_regspmap\0"
-	"lj_snap_replay\0" "lj_snap_restore\0" "lj_snap_shrink\0" "lj_state_free\0" "lj_state_growstack\0"
-	"lj_state_growstack1\0" "lj_state_new\0" "lj_state_relimitstack\0" "lj_state_shrinkstack\0" "lj_str_alloc\0"
-	"lj_str_cmp\0" "lj_str_find\0" "lj_str_free\0" "lj_str_haspattern\0" "lj_str_init\0" "lj_str_new\0"
-	"!lj_str_rehash_chain\0" "lj_str_resize\0" "lj_strfmt_char\0" "lj_strfmt_int\0" "lj_strfmt_num\0" "lj_strfmt_number\0"
-	"lj_strfmt_obj\0" "lj_strfmt_parse\0" "lj_strfmt_pushf\0" "lj_strfmt_pushvf\0" "lj_strfmt_putarg\0"
-	"lj_strfmt_putfchar\0" "lj_strfmt_putfnum\0" "lj_strfmt_putfnum_int\0" "lj_strfmt_putfnum_uint\0" "lj_strfmt_putfstr\0"
-	"lj_strfmt_putfxint\0" "lj_strfmt_putint\0" "lj_strfmt_putnum\0" "lj_strfmt_putptr\0" "lj_strfmt_putquoted\0"
-	"lj_strfmt_wfnum\0" "lj_strfmt_wint\0" "lj_strfmt_wptr\0" "lj_strfmt_wstrnum\0" "lj_strfmt_wuint9\0"
-	"lj_strfmt_wuleb128\0" "lj_strscan_num\0" "lj_strscan_number\0" "lj_strscan_scan\0" "lj_tab_clear\0" "lj_tab_clone\0"
-	"lj_tab_dup\0" "lj_tab_free\0" "lj_tab_get\0" "lj_tab_getinth\0" "lj_tab_getstr\0" "lj_tab_isarray\0"
-	"lj_tab_isempty\0" "lj_tab_keyindex\0" "lj_tab_len\0" "lj_tab_len_hint\0" "lj_tab_new\0" "lj_tab_new1\0"
-	"lj_tab_new_ah\0" "lj_tab_newkey\0" "lj_tab_next\0" "lj_tab_nkeys\0" "lj_tab_reasize\0" "lj_tab_rehash\0"
-	"lj_tab_resize\0" "lj_tab_set\0" "lj_tab_setinth\0" "lj_tab_setstr\0" "lj_trace_alloc\0" "lj_trace_err\0"
-	"lj_trace_err_info\0" "lj_trace_exit\0" "lj_trace_flush\0" "lj_trace_flushall\0" "lj_trace_flushproto\0"
-	"lj_trace_free\0" "lj_trace_freestate\0" "lj_trace_hot\0" "lj_trace_initstate\0" "lj_trace_ins\0"
-	"lj_trace_reenableproto\0" "lj_trace_stitch\0" "lj_trace_unwind\0" "lj_udata_free\0" "lj_udata_new\0" "lj_vm_IITERN\0"
-	"lj_vm_call\0" "lj_vm_call_dispatch\0" "lj_vm_call_dispatch_f\0" "lj_vm_call_tail\0" "lj_vm_callhook\0" "lj_vm_ceil\0"
-	"lj_vm_cpcall\0" "lj_vm_cpuid\0" "lj_vm_errno\0" "lj_vm_exit_handler\0" "lj_vm_exit_interp\0" "lj_vm_ffi_call\0"
-	"lj_vm_ffi_callback\0" "lj_vm_floor\0" "!lj_vm_floormul\0" "lj_vm_foldarith\0" "lj_vm_foldfpm\0" "lj_vm_growstack_c\0"
-	"lj_vm_growstack_f\0" "lj_vm_growstack_v\0" "lj_vm_hotcall\0" "lj_vm_hotloop\0" "lj_vm_inshook\0" "lj_vm_leave_cp\0"
-	"lj_vm_leave_unw\0" "lj_vm_mod\0" "lj_vm_modi\0" "lj_vm_next\0" "lj_vm_pcall\0" "lj_vm_profhook\0" "lj_vm_record\0"
-	"lj_vm_resume\0" "lj_vm_rethook\0" "lj_vm_return\0" "lj_vm_returnc\0" "lj_vm_returnp\0" "lj_vm_trunc_sse\0"
+	"lj_mcode_sync\0" "lj_mem_grow\0" "lj_mem_newgco\0" "lj_mem_realloc\0" "lj_meta_arith\0" "lj_meta_cache\0" "lj_meta_call\0"
+	"lj_meta_cat\0" "lj_meta_comp\0" "lj_meta_equal\0" "lj_meta_equal_cd\0" "lj_meta_for\0" "lj_meta_init\0" "lj_meta_istype\0"
+	"lj_meta_len\0" "lj_meta_lookup\0" "lj_meta_tailcall\0" "lj_meta_tget\0" "lj_meta_tset\0" "lj_obj_equal\0" "lj_obj_ptr\0"
+	"lj_opt_cse\0" "lj_opt_cselim\0" "lj_opt_dce\0" "lj_opt_dse_ahstore\0" "lj_opt_dse_fstore\0" "lj_opt_dse_ustore\0"
+	"lj_opt_dse_xstore\0" "lj_opt_fold\0" "lj_opt_fwd_alen\0" "lj_opt_fwd_aload\0" "lj_opt_fwd_fload\0" "lj_opt_fwd_hload\0"
+	"lj_opt_fwd_href_nokey\0" "lj_opt_fwd_hrefk\0" "lj_opt_fwd_sbuf\0" "lj_opt_fwd_tptr\0" "lj_opt_fwd_uload\0"
+	"lj_opt_fwd_wasnonnil\0" "lj_opt_fwd_xload\0" "lj_opt_loop\0" "lj_opt_narrow_arith\0" "lj_opt_narrow_cindex\0"
+	"lj_opt_narrow_convert\0" "lj_opt_narrow_forl\0" "lj_opt_narrow_index\0" "lj_opt_narrow_mod\0" "lj_opt_narrow_tobit\0"
+	"lj_opt_narrow_toint\0" "lj_opt_narrow_unm\0" "lj_opt_sink\0" "lj_parse\0" "lj_parse_keepcdata\0" "lj_parse_keepstr\0"
+	"lj_prng_seed_secure\0" "!lj_prng_u64\0" "!lj_prng_u64d\0" "lj_profile_interpreter\0" "lj_record_call\0" "lj_record_constify\0"
+	"lj_record_idx\0" "lj_record_ins\0" "lj_record_mm_lookup\0" "lj_record_next\0" "lj_record_objcmp\0" "lj_record_ret\0"
+	"lj_record_setup\0" "lj_record_stop\0" "lj_record_tailcall\0" "lj_record_vload\0" "lj_serialize_decode\0"
+	"lj_serialize_dict_prep_mt\0" "lj_serialize_dict_prep_str\0" "lj_serialize_encode\0" "lj_serialize_get\0"
+	"lj_serialize_peektype\0" "lj_serialize_put\0" "lj_snap_add\0" "lj_snap_grow_buf_\0" "lj_snap_grow_map_\0" "lj_snap_purge\0"
+	"lj_snap_regspmap\0" "lj_snap_replay\0" "lj_snap_restore\0" "lj_snap_shrink\0" "lj_state_free\0" "lj_state_growstack\0"
+	"lj_state_growstack1\0" "lj_state_new\0" "lj_state_relimitstack\0" "lj_state_shrinkstack\0" "lj_str_alloc\0" "lj_str_cmp\0"
+	"lj_str_find\0" "lj_str_free\0" "lj_str_haspattern\0" "lj_str_init\0" "lj_str_new\0" "!lj_str_rehash_chain\0" "lj_str_resize\0"
+	"lj_strfmt_char\0" "lj_strfmt_int\0" "lj_strfmt_num\0" "lj_strfmt_number\0" "lj_strfmt_obj\0" "lj_strfmt_parse\0"
+	"lj_strfmt_pushf\0" "lj_strfmt_pushvf\0" "lj_strfmt_putarg\0" "lj_strfmt_putfchar\0" "lj_strfmt_putfnum\0"
+	"lj_strfmt_putfnum_int\0" "lj_strfmt_putfnum_uint\0" "lj_strfmt_putfstr\0" "lj_strfmt_putfxint\0" "lj_strfmt_putint\0"
+	"lj_strfmt_putnum\0" "lj_strfmt_putptr\0" "lj_strfmt_putquoted\0" "lj_strfmt_wfnum\0" "lj_strfmt_wint\0" "lj_strfmt_wptr\0"
+	"lj_strfmt_wstrnum\0" "lj_strfmt_wuint9\0" "lj_strfmt_wuleb128\0" "lj_strscan_num\0" "lj_strscan_number\0" "lj_strscan_scan\0"
+	"lj_tab_clear\0" "lj_tab_clone\0" "lj_tab_dup\0" "lj_tab_free\0" "lj_tab_get\0" "lj_tab_getinth\0" "lj_tab_getstr\0"
+	"lj_tab_isarray\0" "lj_tab_isempty\0" "lj_tab_keyindex\0" "lj_tab_len\0" "lj_tab_len_hint\0" "lj_tab_new\0" "lj_tab_new1\0"
+	"lj_tab_new_ah\0" "lj_tab_newkey\0" "lj_tab_next\0" "lj_tab_nkeys\0" "lj_tab_reasize\0" "lj_tab_rehash\0" "lj_tab_resize\0"
+	"lj_tab_set\0" "lj_tab_setinth\0" "lj_tab_setstr\0" "lj_trace_alloc\0" "lj_trace_err\0" "lj_trace_err_info\0" "lj_trace_exit\0"
+	"lj_trace_flush\0" "lj_trace_flushall\0" "lj_trace_flushproto\0" "lj_trace_free\0" "lj_trace_freestate\0" "lj_trace_hot\0"
+	"lj_trace_initstate\0" "lj_trace_ins\0" "lj_trace_reenableproto\0" "lj_trace_stitch\0" "lj_trace_unwind\0" "lj_udata_free\0"
+	"lj_udata_new\0" "lj_vm_IITERN\0" "lj_vm_call\0" "lj_vm_call_dispatch\0" "lj_vm_call_dispatch_f\0" "lj_vm_call_tail\0"
+	"lj_vm_callhook\0" "lj_vm_ceil\0" "lj_vm_cpcall\0" "lj_vm_cpuid\0" "lj_vm_errno\0" "lj_vm_exit_handler\0" "lj_vm_exit_interp\0"
+	"lj_vm_ffi_call\0" "lj_vm_ffi_callback\0" "lj_vm_floor\0" "!lj_vm_floormul\0" "lj_vm_foldarith\0" "lj_vm_foldfpm\0"
+	"lj_vm_growstack_c\0" "lj_vm_growstack_f\0" "lj_vm_growstack_v\0" "lj_vm_hotcall\0" "lj_vm_hotloop\0" "lj_vm_inshook\0"
+	"lj_vm_leave_cp\0" "lj_vm_leave_unw\0" "lj_vm_mod\0" "lj_vm_modi\0" "lj_vm_next\0" "lj_vm_pcall\0" "lj_vm_profhook\0"
+	"lj_vm_record\0" "lj_vm_resume\0" "lj_vm_rethook\0" "lj_vm_return\0" "lj_vm_returnc\0" "lj_vm_returnp\0" "lj_vm_trunc_sse\0"
 	"lj_vm_unwind_c\0" "lj_vm_unwind_c_eh\0" "lj_vm_unwind_ff\0" "lj_vm_unwind_ff_eh\0" "lj_vm_unwind_rethrow\0"
 	"lj_vm_unwind_yield\0" "lj_vmeta_arith_nv\0" "lj_vmeta_arith_nvo\0" "lj_vmeta_arith_vn\0" "lj_vmeta_arith_vno\0"
-	"lj_vmeta_arith_vv\0" "lj_vmeta_arith_vvo\0" "lj_vmeta_binop\0" "lj_vmeta_call\0" "lj_vmeta_call_ra\0"
-	"lj_vmeta_comp\0" "lj_vmeta_equal\0" "lj_vmeta_equal_cd\0" "lj_vmeta_for\0" "lj_vmeta_istype\0" "lj_vmeta_len\0"
-	"lj_vmeta_tgetb\0" "lj_vmeta_tgetr\0" "lj_vmeta_tgets\0" "lj_vmeta_tgetv\0" "lj_vmeta_tsetb\0" "lj_vmeta_tsetr\0"
-	"lj_vmeta_tsets\0" "lj_vmeta_tsetv\0" "lj_vmeta_unm\0" "lj_vmevent_call\0" "lj_vmevent_prepare\0" "ll_bcsym\0"
-	"ll_load\0" "ll_loadfunc\0" "ll_register\0" "ll_sym\0" "ll_unloadlib\0" "load_aux\0" "loaderror\0" "loadjitmodule\0"
-	"loadline\0" "log2_floor\0" "loop_emit_phi\0" "loop_subst_snap\0" "loop_undo\0" "loop_unroll\0" "lstop\0"
-	"luaJIT_profile_dumpstack\0" "luaJIT_profile_start\0" "luaJIT_profile_stop\0" "luaJIT_setmode\0" "luaL_addlstring\0"
-	"luaL_addstring\0" "luaL_addvalue\0" "luaL_argerror\0" "luaL_buffinit\0" "luaL_callmeta\0" "luaL_checkany\0"
-	"luaL_checkinteger\0" "luaL_checklstring\0" "luaL_checknumber\0" "luaL_checkoption\0" "luaL_checkstack\0"
-	"luaL_checktype\0" "luaL_checkudata\0" "luaL_error\0" "luaL_execresult\0" "luaL_fileresult\0" "luaL_findtable\0"
-	"luaL_getmetafield\0" "luaL_gsub\0" "luaL_loadbuffer\0" "luaL_loadbufferx\0" "luaL_loadfile\0" "luaL_loadfilex\0"
-	"luaL_loadstring\0" "luaL_newmetatable\0" "luaL_newstate\0" "luaL_openlib\0" "luaL_openlibs\0" "luaL_optinteger\0"
-	"luaL_optlstring\0" "luaL_optnumber\0" "luaL_prepbuffer\0" "luaL_pushmodule\0" "luaL_pushresult\0" "luaL_ref\0"
-	"luaL_register\0" "luaL_setfuncs\0" "luaL_setmetatable\0" "luaL_testudata\0" "luaL_traceback\0" "luaL_typerror\0"
-	"luaL_unref\0" "luaL_where\0" "lua_atpanic\0" "lua_call\0" "lua_checkstack\0" "lua_close\0" "lua_concat\0" "lua_copy\0"
-	"lua_cpcall\0" "lua_createtable\0" "lua_dump\0" "lua_equal\0" "lua_error\0" "lua_gc\0" "lua_getallocf\0"
-	"lua_getexdata\0" "lua_getexdata2\0" "lua_getfenv\0" "lua_getfield\0" "lua_gethook\0" "lua_gethookcount\0"
-	"lua_gethookmask\0" "lua_getinfo\0" "lua_getlocal\0" "lua_getmetatable\0" "lua_getstack\0" "lua_gettable\0"
-	"lua_gettop\0" "lua_getupvalue\0" "lua_insert\0" "lua_iscfunction\0" "lua_isnumber\0" "lua_isstring\0"
+	"lj_vmeta_arith_vv\0" "lj_vmeta_arith_vvo\0" "lj_vmeta_binop\0" "lj_vmeta_call\0" "lj_vmeta_call_ra\0" "lj_vmeta_comp\0"
+	"lj_vmeta_equal\0" "lj_vmeta_equal_cd\0" "lj_vmeta_for\0" "lj_vmeta_istype\0" "lj_vmeta_len\0" "lj_vmeta_tgetb\0"
+	"lj_vmeta_tgetr\0" "lj_vmeta_tgets\0" "lj_vmeta_tgetv\0" "lj_vmeta_tsetb\0" "lj_vmeta_tsetr\0" "lj_vmeta_tsets\0"
+	"lj_vmeta_tsetv\0" "lj_vmeta_unm\0" "lj_vmevent_call\0" "lj_vmevent_prepare\0" "ll_bcsym\0" "ll_load\0" "ll_loadfunc\0"
+	"ll_register\0" "ll_sym\0" "ll_unloadlib\0" "load_aux\0" "loaderror\0" "loadjitmodule\0" "loadline\0" "log2_floor\0"
+	"loop_emit_phi\0" "loop_subst_snap\0" "loop_undo\0" "loop_unroll\0" "lstop\0" "luaJIT_profile_dumpstack\0"
+	"luaJIT_profile_start\0" "luaJIT_profile_stop\0" "luaJIT_setmode\0" "luaL_addlstring\0" "luaL_addstring\0" "luaL_addvalue\0"
+	"luaL_argerror\0" "luaL_buffinit\0" "luaL_callmeta\0" "luaL_checkany\0" "luaL_checkinteger\0" "luaL_checklstring\0"
+	"luaL_checknumber\0" "luaL_checkoption\0" "luaL_checkstack\0" "luaL_checktype\0" "luaL_checkudata\0" "luaL_error\0"
+	"luaL_execresult\0" "luaL_fileresult\0" "luaL_findtable\0" "luaL_getmetafield\0" "luaL_gsub\0" "luaL_loadbuffer\0"
+	"luaL_loadbufferx\0" "luaL_loadfile\0" "luaL_loadfilex\0" "luaL_loadstring\0" "luaL_newmetatable\0" "luaL_newstate\0"
+	"luaL_openlib\0" "luaL_openlibs\0" "luaL_optinteger\0" "luaL_optlstring\0" "luaL_optnumber\0" "luaL_prepbuffer\0"
+	"luaL_pushmodule\0" "luaL_pushresult\0" "luaL_ref\0" "luaL_register\0" "luaL_setfuncs\0" "luaL_setmetatable\0"
+	"luaL_testudata\0" "luaL_traceback\0" "luaL_typerror\0" "luaL_unref\0" "luaL_where\0" "lua_atpanic\0" "lua_call\0"
+	"lua_checkstack\0" "lua_close\0" "lua_concat\0" "lua_copy\0" "lua_cpcall\0" "lua_createtable\0" "lua_dump\0" "lua_equal\0"
+	"lua_error\0" "lua_gc\0" "lua_getallocf\0" "lua_getexdata\0" "lua_getexdata2\0" "lua_getfenv\0" "lua_getfield\0"
+	"lua_gethook\0" "lua_gethookcount\0" "lua_gethookmask\0" "lua_getinfo\0" "lua_getlocal\0" "lua_getmetatable\0" "lua_getstack\0"
+	"lua_gettable\0" "lua_gettop\0" "lua_getupvalue\0" "lua_insert\0" "lua_iscfunction\0" "lua_isnumber\0" "lua_isstring\0"
 	"lua_isuserdata\0" "lua_isyieldable\0" "lua_lessthan\0" "lua_load\0" "lua_loadx\0" "lua_newstate\0" "lua_newthread\0"
-	"lua_newuserdata\0" "lua_next\0" "lua_objlen\0" "lua_pcall\0" "lua_pushboolean\0" "lua_pushcclosure\0"
-	"lua_pushfstring\0" "lua_pushinteger\0" "lua_pushlightuserdata\0" "lua_pushlstring\0" "lua_pushnil\0"
-	"lua_pushnumber\0" "lua_pushstring\0" "lua_pushthread\0" "lua_pushvalue\0" "lua_pushvfstring\0" "lua_rawequal\0"
-	"lua_rawget\0" "lua_rawgeti\0" "lua_rawset\0" "lua_rawseti\0" "lua_remove\0" "lua_replace\0" "lua_resetthread\0"
-	"lua_resume\0" "lua_setallocf\0" "lua_setexdata\0" "lua_setexdata2\0" "lua_setfenv\0" "lua_setfield\0" "lua_sethook\0"
-	"lua_setlocal\0" "lua_setmetatable\0" "lua_settable\0" "lua_settop\0" "lua_setupvalue\0" "lua_status\0"
-	"lua_toboolean\0" "lua_tocfunction\0" "lua_tointeger\0" "lua_tointegerx\0" "lua_tolstring\0" "lua_tonumber\0"
-	"lua_tonumberx\0" "lua_topointer\0" "lua_tothread\0" "lua_touserdata\0" "lua_type\0" "lua_typename\0" "lua_upvalueid\0"
-	"lua_upvaluejoin\0" "lua_version\0" "lua_xmove\0" "lua_yield\0" "luaopen_base\0" "luaopen_bit\0" "luaopen_debug\0"
-	"luaopen_ffi\0" "luaopen_io\0" "luaopen_jit\0" "luaopen_jit_profile\0" "luaopen_jit_util\0" "luaopen_math\0"
-	"luaopen_os\0" "luaopen_package\0" "luaopen_string\0" "luaopen_string_buffer\0" "luaopen_table\0"
-	"luaopen_table_clear\0" "luaopen_table_clone\0" "luaopen_table_isarray\0" "luaopen_table_isempty\0"
-	"luaopen_table_new\0" "luaopen_table_nkeys\0" "luaopen_thread_exdata\0" "luaopen_thread_exdata2\0" "main\0"
-	"makemask\0" "match\0" "match_capture\0" "match_class\0" "matchbalance\0" "matchbracketclass\0" "max_expand\0"
-	"mcode_alloc\0" "mcode_alloc_at\0" "mcode_allocarea\0" "mcode_free\0" "mcode_protect\0" "!mcode_protfail\0"
-	"mcode_setprot\0" "min_expand\0" "mksymname\0" "mmap_probe\0" "mmcall\0" "modinit\0" "narrow_bpc_get\0"
-	"narrow_bpc_set\0" "narrow_conv_backprop\0" "narrow_conv_emit\0" "narrow_forl\0" "narrow_stripov\0"
-	"narrow_stripov_backprop\0" "nd_add_m10e\0" "nd_div2k\0" "nd_mul2k\0" "nd_similar\0" "ndigits_dec\0"
+	"lua_newuserdata\0" "lua_next\0" "lua_objlen\0" "lua_pcall\0" "lua_pushboolean\0" "lua_pushcclosure\0" "lua_pushfstring\0"
+	"lua_pushinteger\0" "lua_pushlightuserdata\0" "lua_pushlstring\0" "lua_pushnil\0" "lua_pushnumber\0" "lua_pushstring\0"
+	"lua_pushthread\0" "lua_pushvalue\0" "lua_pushvfstring\0" "lua_rawequal\0" "lua_rawget\0" "lua_rawgeti\0" "lua_rawset\0"
+	"lua_rawseti\0" "lua_remove\0" "lua_replace\0" "lua_resetthread\0" "lua_resume\0" "lua_setallocf\0" "lua_setexdata\0"
+	"lua_setexdata2\0" "lua_setfenv\0" "lua_setfield\0" "lua_sethook\0" "lua_setlocal\0" "lua_setmetatable\0" "lua_settable\0"
+	"lua_settop\0" "lua_setupvalue\0" "lua_status\0" "lua_toboolean\0" "lua_tocfunction\0" "lua_tointeger\0" "lua_tointegerx\0"
+	"lua_tolstring\0" "lua_tonumber\0" "lua_tonumberx\0" "lua_topointer\0" "lua_tothread\0" "lua_touserdata\0" "lua_type\0"
+	"lua_typename\0" "lua_upvalueid\0" "lua_upvaluejoin\0" "lua_version\0" "lua_xmove\0" "lua_yield\0" "luaopen_base\0"
+	"luaopen_bit\0" "luaopen_debug\0" "luaopen_ffi\0" "luaopen_io\0" "luaopen_jit\0" "luaopen_jit_profile\0" "luaopen_jit_util\0"
+	"luaopen_math\0" "luaopen_os\0" "luaopen_package\0" "luaopen_string\0" "luaopen_string_buffer\0" "luaopen_table\0"
+	"luaopen_table_clear\0" "luaopen_table_clone\0" "luaopen_table_isarray\0" "luaopen_table_isempty\0" "luaopen_table_new\0"
+	"luaopen_table_nkeys\0" "luaopen_thread_exdata\0" "luaopen_thread_exdata2\0" "main\0" "makemask\0" "match\0" "match_capture\0"
+	"match_class\0" "matchbalance\0" "matchbracketclass\0" "max_expand\0" "mcode_alloc\0" "mcode_alloc_at\0" "mcode_allocarea\0"
+	"mcode_free\0" "mcode_protect\0" "!mcode_protfail\0" "mcode_setprot\0" "min_expand\0" "mksymname\0" "mmap_probe\0" "mmcall\0"
+	"modinit\0" "narrow_bpc_get\0" "narrow_bpc_set\0" "narrow_conv_backprop\0" "narrow_conv_emit\0" "narrow_forl\0"
+	"narrow_stripov\0" "narrow_stripov_backprop\0" "nd_add_m10e\0" "nd_div2k\0" "nd_mul2k\0" "nd_similar\0" "ndigits_dec\0"
 	"newproxy_weaktable\0" "newtab\0" "noconflict\0" "nommstr\0" "numisint\0" "numistrueint\0" "panic\0" "parse_args\0"
 	"parse_assignment\0" "parse_block\0" "parse_body\0" "parse_break\0" "parse_call_assign\0" "parse_chunk\0" "parse_for\0"
-	"parse_for_iter\0" "parse_for_num\0" "parse_func\0" "parse_goto\0" "parse_if\0" "parse_isend\0" "parse_label\0"
-	"parse_local\0" "parse_params\0" "parse_repeat\0" "parse_return\0" "parse_stmt\0" "parse_then\0" "parse_while\0"
-	"penalty_pc\0" "pmain\0" "predict_next\0" "prepend_alloc\0" "print_jit_status\0" "print_usage\0" "print_version\0"
-	"profile_signal\0" "profile_timer_start\0" "profile_timer_stop\0" "profile_trigger\0" "propagatemark\0"
-	"push_captures\0" "push_onecapture\0" "pushline\0" "pushnexttemplate\0" "ra_addrename\0" "ra_alloc1\0" "ra_allocref\0"
-	"ra_dest\0" "ra_destpair\0" "ra_destreg\0" "ra_evict\0" "ra_evictk\0" "ra_evictset\0" "ra_left\0" "ra_pick\0"
-	"ra_releasetmp\0" "ra_rematk\0" "ra_rename\0" "ra_restore\0" "ra_save\0" "ra_scratch\0" "ra_setup\0" "ra_spill\0"
-	"random_seed\0" "readable\0" "reader_file\0" "reader_func\0" "reader_string\0" "reassoc_trycse\0" "reassoc_xref\0"
-	"rec_call_setup\0" "rec_call_specialize\0" "rec_cat\0" "rec_comp_fixup\0" "rec_comp_prep\0" "rec_for\0"
-	"rec_for_check\0" "rec_for_direction\0" "rec_for_iter\0" "rec_for_loop\0" "rec_func_jit\0" "rec_func_lua\0"
-	"rec_func_setup\0" "rec_func_vararg\0" "rec_idx_abc\0" "rec_idx_key\0" "rec_isnext\0" "rec_iterl\0" "rec_itern\0"
-	"rec_loop\0" "rec_loop_interp\0" "rec_loop_jit\0" "rec_mm_arith\0" "rec_mm_callcomp\0" "rec_mm_comp\0"
+	"parse_for_iter\0" "parse_for_num\0" "parse_func\0" "parse_goto\0" "parse_if\0" "parse_isend\0" "parse_label\0" "parse_local\0"
+	"parse_params\0" "parse_repeat\0" "parse_return\0" "parse_stmt\0" "parse_then\0" "parse_while\0" "penalty_pc\0" "pmain\0"
+	"predict_next\0" "prepend_alloc\0" "print_jit_status\0" "print_usage\0" "print_version\0" "profile_signal\0"
+	"profile_timer_start\0" "profile_timer_stop\0" "profile_trigger\0" "propagatemark\0" "push_captures\0" "push_onecapture\0"
+	"pushline\0" "pushnexttemplate\0" "ra_addrename\0" "ra_alloc1\0" "ra_allocref\0" "ra_dest\0" "ra_destpair\0" "ra_destreg\0"
+	"ra_evict\0" "ra_evictk\0" "ra_evictset\0" "ra_left\0" "ra_pick\0" "ra_releasetmp\0" "ra_rematk\0" "ra_rename\0" "ra_restore\0"
+	"ra_save\0" "ra_scratch\0" "ra_setup\0" "ra_spill\0" "random_seed\0" "readable\0" "reader_file\0" "reader_func\0"
+	"reader_string\0" "reassoc_trycse\0" "reassoc_xref\0" "rec_call_setup\0" "rec_call_specialize\0" "rec_cat\0" "rec_comp_fixup\0"
+	"rec_comp_prep\0" "rec_for\0" "rec_for_check\0" "rec_for_direction\0" "rec_for_iter\0" "rec_for_loop\0" "rec_func_jit\0"
+	"rec_func_lua\0" "rec_func_setup\0" "rec_func_vararg\0" "rec_idx_abc\0" "rec_idx_key\0" "rec_isnext\0" "rec_iterl\0"
+	"rec_itern\0" "rec_loop\0" "rec_loop_interp\0" "rec_loop_jit\0" "rec_mm_arith\0" "rec_mm_callcomp\0" "rec_mm_comp\0"
 	"rec_mm_comp_cdata\0" "rec_mm_equal\0" "rec_mm_len\0" "rec_mm_prep\0" "rec_next_types\0" "rec_profile_ins\0"
-	"rec_profile_need\0" "rec_profile_ret\0" "rec_setup_root\0" "rec_tnew\0" "rec_tsetm\0" "rec_upvalue\0"
-	"rec_upvalue_constify\0" "rec_varg\0" "recdef_lookup\0" "recff_assert\0" "recff_bit64_nary\0" "recff_bit64_shift\0"
-	"recff_bit64_tobit\0" "recff_bit64_tohex\0" "recff_bit64_unary\0" "recff_bit_nary\0" "recff_bit_shift\0"
-	"recff_bit_tobit\0" "recff_bit_tohex\0" "recff_bit_unary\0" "recff_buffer_decode\0" "recff_buffer_encode\0"
-	"recff_buffer_method___len\0" "recff_buffer_method___tostring\0" "recff_buffer_method_commit\0"
-	"recff_buffer_method_decode\0" "recff_buffer_method_encode\0" "recff_buffer_method_get\0" "recff_buffer_method_put\0"
-	"recff_buffer_method_putcdata\0" "recff_buffer_method_putf\0" "recff_buffer_method_ref\0"
-	"recff_buffer_method_reserve\0" "recff_buffer_method_reset\0" "recff_buffer_method_set\0" "recff_buffer_method_skip\0"
-	"recff_bufhdr\0" "recff_cdata_arith\0" "recff_cdata_call\0" "recff_cdata_index\0" "recff_clib_index\0"
-	"recff_debug_getmetatable\0" "recff_ffi_abi\0" "recff_ffi_copy\0" "recff_ffi_errno\0" "recff_ffi_fill\0"
+	"rec_profile_need\0" "rec_profile_ret\0" "rec_setup_root\0" "rec_tnew\0" "rec_tsetm\0" "rec_upvalue\0" "rec_upvalue_constify\0"
+	"rec_varg\0" "recdef_lookup\0" "recff_assert\0" "recff_bit64_nary\0" "recff_bit64_shift\0" "recff_bit64_tobit\0"
+	"recff_bit64_tohex\0" "recff_bit64_unary\0" "recff_bit_nary\0" "recff_bit_shift\0" "recff_bit_tobit\0" "recff_bit_tohex\0"
+	"recff_bit_unary\0" "recff_buffer_decode\0" "recff_buffer_encode\0" "recff_buffer_method___len\0"
+	"recff_buffer_method___tostring\0" "recff_buffer_method_commit\0" "recff_buffer_method_decode\0" "recff_buffer_method_encode\0"
+	"recff_buffer_method_get\0" "recff_buffer_method_put\0" "recff_buffer_method_putcdata\0" "recff_buffer_method_putf\0"
+	"recff_buffer_method_ref\0" "recff_buffer_method_reserve\0" "recff_buffer_method_reset\0" "recff_buffer_method_set\0"
+	"recff_buffer_method_skip\0" "recff_bufhdr\0" "recff_cdata_arith\0" "recff_cdata_call\0" "recff_cdata_index\0"
+	"recff_clib_index\0" "recff_debug_getmetatable\0" "recff_ffi_abi\0" "recff_ffi_copy\0" "recff_ffi_errno\0" "recff_ffi_fill\0"
 	"recff_ffi_gc\0" "recff_ffi_istype\0" "recff_ffi_new\0" "recff_ffi_string\0" "recff_ffi_typeof\0" "recff_ffi_xof\0"
 	"recff_format\0" "recff_getfenv\0" "recff_getmetatable\0" "recff_io_flush\0" "recff_io_fp\0" "recff_io_write\0"
-	"recff_ipairs_aux\0" "recff_math_abs\0" "recff_math_atan2\0" "recff_math_call\0" "recff_math_ldexp\0"
-	"recff_math_log\0" "recff_math_minmax\0" "recff_math_pow\0" "recff_math_random\0" "recff_math_round\0"
-	"recff_math_unary\0" "recff_metacall\0" "recff_metacall_cp\0" "recff_next\0" "recff_nyi\0" "recff_pcall\0"
-	"recff_rawequal\0" "recff_rawget\0" "recff_rawlen\0" "recff_rawset\0" "recff_sbufx_check\0" "recff_sbufx_checkint\0"
-	"recff_sbufx_write\0" "recff_select\0" "recff_setmetatable\0" "recff_stitch\0" "recff_string_char\0"
-	"recff_string_find\0" "recff_string_format\0" "recff_string_op\0" "recff_string_range\0" "recff_string_rep\0"
-	"recff_string_start\0" "recff_table_clear\0" "recff_table_clone\0" "recff_table_concat\0" "recff_table_insert\0"
-	"recff_table_isarray\0" "recff_table_isempty\0" "recff_table_new\0" "recff_table_nkeys\0" "recff_thread_exdata\0"
-	"recff_thread_exdata2\0" "recff_tmpref\0" "recff_tonumber\0" "recff_tostring\0" "recff_type\0" "recff_xpairs\0"
-	"recff_xpcall\0" "recff_xpcall_cp\0" "rehashtab\0" "release_unused_segments\0" "report\0" "resizestack\0"
+	"recff_ipairs_aux\0" "recff_math_abs\0" "recff_math_atan2\0" "recff_math_call\0" "recff_math_ldexp\0" "recff_math_log\0"
+	"recff_math_minmax\0" "recff_math_pow\0" "recff_math_random\0" "recff_math_round\0" "recff_math_unary\0" "recff_metacall\0"
+	"recff_metacall_cp\0" "recff_next\0" "recff_nyi\0" "recff_pcall\0" "recff_rawequal\0" "recff_rawget\0" "recff_rawlen\0"
+	"recff_rawset\0" "recff_sbufx_check\0" "recff_sbufx_checkint\0" "recff_sbufx_write\0" "recff_select\0" "recff_setmetatable\0"
+	"recff_stitch\0" "recff_string_char\0" "recff_string_find\0" "recff_string_format\0" "recff_string_op\0" "recff_string_range\0"
+	"recff_string_rep\0" "recff_string_start\0" "recff_table_clear\0" "recff_table_clone\0" "recff_table_concat\0"
+	"recff_table_insert\0" "recff_table_isarray\0" "recff_table_isempty\0" "recff_table_new\0" "recff_table_nkeys\0"
+	"recff_thread_exdata\0" "recff_thread_exdata2\0" "recff_tmpref\0" "recff_tonumber\0" "recff_tostring\0" "recff_type\0"
+	"recff_xpairs\0" "recff_xpcall\0" "recff_xpcall_cp\0" "rehashtab\0" "release_unused_segments\0" "report\0" "resizestack\0"
 	"results_wanted\0" "runargs\0" "runcmdopt\0" "searchpath\0" "segment_holding\0" "select_detect\0" "serialize_get\0"
 	"serialize_put\0" "!serialize_ru124_\0" "!serialize_wu124_\0" "set2\0" "setboolfield\0" "setfenv\0" "setfield\0"
 	"setintfield\0" "setjitmode\0" "setpath\0" "setpc_wrap_aux\0" "setptmode\0" "setptmode_all\0" "settabsb\0" "settabsi\0"
-	"settabss\0" "simplify_intmul_k\0" "singlematch\0" "sink_checkalloc\0" "sink_checkphi\0" "sink_mark_ins\0"
-	"sink_mark_snap\0" "sink_phidep\0" "sink_remark_phi\0" "sink_sweep_ins\0" "sload\0" "sloadt\0" "snap_dedup\0"
-	"snap_pref\0" "snap_renamefilter\0" "snap_renameref\0" "snap_replay_const\0" "snap_restoredata\0" "snap_restoreval\0"
-	"snap_sunk_store2\0" "snap_unsink\0" "snap_usedef\0" "snap_useuv\0" "snapshot_framelinks\0" "snapshot_slots\0"
-	"snapshot_stack\0" "sort_comp\0" "stack_init\0" "start_capture\0" "str2num\0" "str_find_aux\0" "str_hash_init\0"
-	"str_hash_init_random\0" "str_hash_init_sse42\0" "strfmt_putfstrlen\0" "strfmt_putquotedlen\0" "strscan_bin\0"
-	"strscan_dec\0" "strscan_double\0" "strscan_hex\0" "strscan_oct\0" "synlevel_begin\0" "!tab_len_slow\0"
-	"tmalloc_large\0" "tmalloc_small\0" "token2binop\0" "trace_abort\0" "trace_downrec\0" "trace_exit_cp\0"
-	"trace_exit_regs\0" "trace_findfree\0" "trace_flushroot\0" "trace_hotside\0" "trace_save\0" "trace_start\0"
-	"trace_state\0" "trace_stop\0" "trace_unpatch\0" "traceback\0" "treatstackoption\0" "unlinkuv\0" "unmakemask\0"
-	"!unwindstack\0" "var_add\0" "var_lookup_\0" "var_lookup_local\0" "var_lookup_uv\0" "var_new\0" "var_remove\0"
-	"write_prompt\0" "writer_buf\0";
+	"settabss\0" "simplify_intmul_k\0" "singlematch\0" "sink_checkalloc\0" "sink_checkphi\0" "sink_mark_ins\0" "sink_mark_snap\0"
+	"sink_phidep\0" "sink_remark_phi\0" "sink_sweep_ins\0" "sload\0" "sloadt\0" "snap_dedup\0" "snap_pref\0" "snap_renamefilter\0"
+	"snap_renameref\0" "snap_replay_const\0" "snap_restoredata\0" "snap_restoreval\0" "snap_sunk_store2\0" "snap_unsink\0"
+	"snap_usedef\0" "snap_useuv\0" "snapshot_framelinks\0" "snapshot_slots\0" "snapshot_stack\0" "sort_comp\0" "stack_init\0"
+	"start_capture\0" "str2num\0" "str_find_aux\0" "str_hash_init\0" "str_hash_init_random\0" "str_hash_init_sse42\0"
+	"strfmt_putfstrlen\0" "strfmt_putquotedlen\0" "strscan_bin\0" "strscan_dec\0" "strscan_double\0" "strscan_hex\0"
+	"strscan_oct\0" "synlevel_begin\0" "!tab_len_slow\0" "tmalloc_large\0" "tmalloc_small\0" "token2binop\0" "trace_abort\0"
+	"trace_downrec\0" "trace_exit_cp\0" "trace_exit_regs\0" "trace_findfree\0" "trace_flushroot\0" "trace_hotside\0" "trace_save\0"
+	"trace_start\0" "trace_state\0" "trace_stop\0" "trace_unpatch\0" "traceback\0" "treatstackoption\0" "unlinkuv\0" "unmakemask\0"
+	"!unwindstack\0" "var_add\0" "var_lookup_\0" "var_lookup_local\0" "var_lookup_uv\0" "var_new\0" "var_remove\0" "write_prompt\0"
+	"writer_buf\0";
 #define LJCG_LUAJIT2_20230119_NAMES 2056
-static const uint16_t ljcg_luajit2_20230119_edges[] = {
-	3,8, 4,5, 4,6, 7,8, 8,5, 10,4, 11,1559, 11,1561, 11,1591, 11,1682, 11,1791, 12,648,
-	12,1967, 13,11, 13,1108, 13,1561, 13,1604, 13,1627, 13,1633, 13,1650, 13,1655, 13,1675, 13,1678, 13,1688,
-	13,1689, 13,1790, 13,1791, 14,1607, 14,1643, 15,12, 15,350, 15,648, 15,1734, 15,1781, 16,1, 16,2,
-	16,633, 16,648, 16,1960, 16,1967, 18,1253, 18,1328, 18,1453, 19,18, 19,312, 19,1061, 19,1252, 19,1328,
-	19,1453, 20,1425, 20,1426, 20,1453, 21,1403, 21,1453, 22,47, 22,73, 22,78, 23,51, 23,374, 23,1261,
-	23,1795, 24,51, 24,65, 24,374, 24,378, 24,1797, 24,1810, 25,35, 26,52, 26,374, 26,378, 26,1797,
-	28,57, 28,374, 28,378, 28,1795, 28,1796, 28,1797, 28,1803, 28,1810, 29,1797, 29,1803, 30,31, 30,370,
-	30,382, 30,1796, 30,1797, 30,1803, 30,1810, 31,365, 31,370, 31,375, 31,382, 31,1810, 32,64, 32,103,
-	32,131, 32,368, 32,1805, 33,64, 33,103, 34,40, 34,64, 34,103, 35,64, 35,103, 36,37, 36,38,
-	36,40, 36,64, 36,103, 36,378, 36,1795, 39,64, 39,103, 39,365, 39,368, 39,371, 39,375, 39,376,
-	39,1071, 39,1795, 39,1805, 41,55, 41,57, 41,65, 41,76, 41,363, 41,366, 41,374, 41,378, 41,380,
-	41,1795, 42,55, 42,57, 42,129, 42,374, 42,375, 42,378, 42,380, 42,1795, 42,1797, 42,1803, 42,1810,
-	44,35, 44,47, 45,84, 46,45, 46,1453, 47,55, 47,120, 47,374, 47,1797, 47,1803, 48,35, 48,55,
-	48,362, 48,374, 48,1797, 48,1799, 48,1802, 48,1803, 49,54, 49,374, 49,1797, 50,1751, 51,52, 51,1795,
-	52,50, 52,1795, 53,41, 53,71, 54,1795, 55,51, 55,54, 55,56, 55,59, 55,1751, 55,1795, 55,1796,
-	55,1812, 57,55, 57,1795, 58,1795, 59,76, 59,1795, 60,54, 60,59, 60,374, 60,1797, 61,54, 61,59,
-	61,76, 61,374, 61,1795, 62,64, 62,65, 62,84, 62,368, 62,375, 62,376, 62,378, 62,380, 62,1802,
-	62,1805, 63,62, 64,84, 64,362, 64,368, 64,371, 64,373, 64,376, 64,1795, 64,1796, 65,366, 65,380,
-	66,67, 66,113, 66,361, 66,375, 67,378, 68,69, 68,84, 68,105, 68,113, 68,114, 68,361, 68,370,
-	68,373, 68,375, 68,1453, 68,1796, 68,1807, 68,1809, 69,375, 69,378, 70,1796, 71,65, 71,84, 71,364,
-	71,365, 71,371, 71,374, 71,376, 71,377, 71,378, 71,379, 71,380, 71,381, 71,667, 71,1795, 71,1797,
-	71,1810, 72,65, 72,365, 72,371, 72,376, 72,378, 72,1795, 72,1797, 72,1810, 73,57, 73,65, 73,76,
-	73,120, 73,365, 73,374, 73,1797, 73,1803, 74,378, 74,1795, 74,1797, 74,1803, 75,22, 75,23, 75,24,
-	75,25, 75,26, 75,28, 75,29, 75,30, 75,32, 75,33, 75,34, 75,36, 75,39, 75,41, 75,42,
-	75,44, 75,47, 75,48, 75,49, 75,53, 75,60, 75,61, 75,63, 75,70, 75,71, 75,72, 75,73,
-	75,77, 75,79, 75,82, 75,83, 75,85, 75,86, 75,87, 75,88, 75,89, 75,90, 75,91, 75,92,
-	75,97, 75,98, 75,99, 75,104, 75,112, 75,116, 75,117, 75,118, 75,124, 75,125, 75,126, 75,127,
-	75,128, 75,130, 75,132, 75,1454, 75,1795, 77,134, 77,376, 78,374, 78,1795, 78,1797, 79,62, 79,80,
-	79,94, 79,96, 79,367, 82,1797, 82,1803, 83,47, 83,74, 84,1297, 85,47, 85,74, 86,35, 87,47,
-	87,73, 88,47, 88,89, 89,378, 89,1797, 89,1803, 90,64, 90,103, 90,110, 90,131, 90,1805, 91,64,
-	91,371, 91,375, 91,376, 91,380, 91,1795, 91,1802, 91,1805, 92,373, 92,1453, 92,1796, 92,1810, 92,1812,
-	93,1804, 93,1807, 94,84, 94,370, 94,382, 95,1794, 96,84, 96,93, 96,1795, 96,1807, 96,1808, 96,1809,
-	97,35, 98,65, 98,375, 99,65, 99,361, 99,371, 99,375, 99,376, 99,1795, 99,1810, 100,40, 100,43,
-	101,37, 101,100, 101,1381, 101,1453, 101,1811, 102,46, 103,376, 103,378, 103,1798, 103,1799, 103,1802, 104,65,
-	104,129, 104,376, 104,378, 104,1795, 104,1797, 104,1810, 105,106, 106,84, 106,107, 106,119, 106,1796, 106,1812,
-	108,1812, 110,105, 110,108, 111,1453, 112,64, 112,103, 112,110, 114,365, 114,366, 114,375, 114,376, 114,378,
-	115,84, 115,372, 115,376, 115,1261, 115,1795, 116,58, 116,365, 116,368, 116,374, 116,1797, 117,64, 117,65,
-	117,376, 117,378, 117,1802, 117,1805, 118,47, 118,73, 122,27, 122,84, 122,114, 122,115, 122,361, 122,368,
-	122,371, 122,375, 122,1796, 124,375, 124,376, 124,380, 124,1795, 124,1810, 125,64, 125,103, 125,110, 126,131,
-	126,1797, 127,64, 127,103, 127,110, 127,368, 127,1805, 128,55, 128,374, 128,378, 128,1795, 128,1797, 128,1803,
-	128,1810, 129,65, 129,378, 129,1797, 129,1810, 130,64, 130,103, 130,110, 130,131, 130,1805, 131,371, 131,372,
-	131,376, 131,1261, 131,1795, 132,65, 132,375, 132,376, 132,1795, 132,1797, 132,1810, 134,55, 134,374, 134,375,
-	134,376, 134,1812, 135,149, 135,168, 135,410, 136,139, 136,168, 137,600, 137,602, 137,603, 137,604, 137,606,
-	137,610, 137,618, 137,825, 137,1241, 138,1106, 138,1655, 138,1659, 138,1675, 138,1973, 138,2011, 139,386, 139,682,
-	139,1301, 140,139, 140,233, 140,409, 140,413, 140,576, 141,139, 141,140, 141,146, 141,397, 141,399, 141,410,
-	141,413, 141,675, 142,144, 142,145, 142,409, 142,410, 143,139, 143,147, 143,168, 143,399, 143,412, 144,143,
-	144,147, 144,397, 144,412, 144,675, 144,683, 145,143, 145,147, 145,397, 145,412, 145,650, 145,675, 145,683,
-	146,139, 146,147, 146,233, 146,234, 146,409, 146,413, 147,139, 147,675, 148,139, 148,168, 148,234, 148,399,
-	148,409, 149,139, 150,139, 150,233, 150,234, 150,399, 150,409, 150,411, 150,413, 151,139, 151,168, 151,397,
-	151,399, 151,404, 151,409, 151,650, 151,676, 154,153, 155,153, 156,1119, 156,1406, 157,156, 157,814, 157,1112,
-	158,157, 158,824, 158,1397, 158,1698, 159,156, 159,161, 159,824, 159,1302, 159,1397, 160,163, 160,824, 161,162,
-	161,824, 161,1440, 161,1449, 162,824, 162,1397, 164,153, 166,389, 168,166, 171,814, 171,1424, 172,174, 172,813,
-	172,1424, 173,813, 173,1424, 174,175, 174,1424, 175,813, 175,1424, 176,169, 176,172, 176,173, 176,813, 176,814,
-	176,1424, 178,1302, 180,1303, 181,1104, 182,1386, 184,854, 184,1106, 184,1242, 184,1386, 184,1433, 185,851, 187,186,
-	187,1106, 187,1300, 189,187, 189,1106, 189,1301, 190,1386, 191,1328, 192,1106, 193,1069, 193,1074, 193,1103, 194,831,
-	194,832, 194,834, 194,835, 194,837, 194,838, 194,849, 194,1242, 194,1302, 195,848, 195,849, 195,1074, 195,1081,
-	195,1242, 195,1302, 198,199, 199,198, 200,199, 200,204, 200,854, 201,199, 201,202, 201,840, 201,851, 201,1106,
-	201,1302, 202,203, 202,851, 205,210, 205,851, 206,210, 206,851, 206,1433, 208,1078, 208,1105, 208,1108, 209,1078,
-	209,1105, 209,1108, 210,1078, 210,1108, 211,210, 211,213, 212,214, 213,847, 213,851, 214,847, 214,851, 214,1433,
-	214,1434, 216,1103, 217,1355, 217,1367, 217,1453, 217,1456, 218,1106, 219,1453, 220,1106, 221,1397, 222,1107, 223,1406,
-	226,223, 226,228, 226,1107, 226,1397, 227,1440, 227,1468, 228,221, 230,800, 230,1068, 230,1226, 230,1239, 230,1460,
-	232,1449, 233,1449, 234,232, 235,1328, 235,1425, 235,1453, 236,645, 236,1113, 236,1233, 238,239, 240,264, 241,266,
-	241,284, 243,278, 243,283, 244,278, 245,254, 245,261, 245,263, 246,260, 247,240, 247,241, 247,249, 247,271,
-	247,287, 248,241, 248,284, 248,1406, 249,248, 249,253, 249,256, 249,284, 250,241, 250,264, 250,275, 250,1076,
-	251,241, 251,266, 251,267, 251,270, 251,284, 251,287, 251,295, 251,1067, 251,1076, 252,240, 252,241, 252,254,
-	252,261, 252,263, 252,266, 252,284, 252,287, 252,1074, 252,1076, 253,241, 253,246, 253,255, 253,260, 253,284,
-	253,287, 253,1062, 254,264, 254,1074, 254,1076, 255,241, 255,284, 256,241, 256,246, 256,284, 256,287, 257,241,
-	257,250, 257,254, 257,258, 257,261, 257,263, 257,266, 257,267, 257,282, 257,284, 257,287, 257,289, 257,1067,
-	257,1076, 259,254, 259,261, 259,263, 259,266, 260,241, 260,271, 261,249, 261,251, 261,262, 261,267, 261,284,
-	261,290, 261,292, 262,241, 262,249, 262,250, 262,254, 262,258, 262,261, 262,263, 262,266, 262,267, 262,287,
-	262,294, 262,295, 262,1076, 263,241, 263,247, 263,249, 263,252, 263,264, 263,266, 263,271, 263,281, 263,284,
-	263,287, 263,290, 263,291, 264,267, 265,267, 265,1078, 266,267, 266,296, 267,296, 267,813, 267,1107, 267,1406,
-	267,1407, 268,275, 268,287, 269,241, 269,264, 269,268, 269,275, 269,276, 269,287, 270,264, 270,275, 271,264,
-	271,270, 272,241, 272,265, 272,266, 272,267, 272,268, 272,284, 272,287, 272,1069, 272,1077, 272,1078, 273,241,
-	273,245, 273,265, 273,267, 273,268, 273,274, 273,276, 273,281, 273,284, 273,287, 273,1074, 273,1077, 274,241,
-	274,245, 274,264, 274,268, 274,276, 274,281, 274,287, 274,1072, 275,269, 275,276, 276,264, 276,272, 276,273,
-	279,278, 279,813, 279,1070, 279,1397, 280,278, 280,284, 282,284, 284,285, 285,243, 285,244, 285,278, 285,279,
-	285,283, 285,286, 285,288, 285,293, 286,267, 286,278, 286,813, 286,1427, 287,284, 288,264, 288,267, 288,278,
-	288,1104, 289,241, 289,267, 289,284, 289,287, 290,240, 291,290, 292,290, 293,266, 293,267, 293,278, 293,813,
-	293,1397, 294,264, 294,277, 294,1071, 295,249, 295,266, 295,267, 295,284, 295,1067, 295,1076, 296,1406, 297,621,
-	297,1230, 297,1293, 298,257, 298,259, 298,264, 298,280, 299,1237, 299,1238, 300,1553, 301,1118, 301,1270, 301,1312,
-	301,1396, 301,1440, 301,1462, 301,2012, 302,809, 302,1118, 302,1119, 302,1231, 302,1273, 302,1351, 303,170, 303,171,
-	303,176, 303,814, 304,1610, 304,1653, 304,1661, 304,1670, 305,319, 305,320, 305,323, 305,852, 305,1071, 305,1075,
-	305,1082, 305,1253, 305,1254, 305,1258, 305,1328, 305,1453, 306,1253, 306,1328, 307,18, 307,329, 307,1075, 307,1453,
-	308,1074, 308,1081, 308,1253, 308,1254, 308,1328, 309,1077, 310,311, 310,317, 310,328, 310,1253, 310,1328, 310,1432,
-	310,1453, 311,319, 311,840, 311,1328, 311,1453, 312,1253, 312,1328, 313,314, 313,315, 313,316, 313,317, 313,1246,
-	313,1328, 314,1254, 314,1328, 315,317, 318,313, 318,317, 318,326, 318,1253, 318,1254, 318,1256, 318,1328, 318,1348,
-	318,1453, 319,18, 319,317, 319,318, 319,1069, 319,1074, 319,1252, 319,1253, 319,1254, 319,1258, 319,1328, 319,1453,
-	320,321, 320,322, 320,1246, 320,1253, 320,1254, 320,1328, 321,1254, 321,1328, 323,1246, 323,1253, 323,1258, 323,1453,
-	324,319, 324,1253, 324,1328, 325,329, 325,1075, 325,1252, 325,1328, 325,1359, 325,1432, 325,1453, 328,1377, 328,1453,
-	329,1252, 330,319, 331,317, 331,1074, 331,1253, 331,1254, 331,1328, 331,1453, 337,338, 339,335, 339,336, 339,337,
-	339,338, 340,333, 340,334, 340,335, 340,336, 340,337, 340,338, 340,339, 344,345, 344,1089, 346,1277, 346,1278,
-	346,1629, 346,1653, 346,1676, 347,345, 347,349, 348,813, 348,817, 348,818, 349,824, 350,1734, 351,1, 352,1547,
-	352,1644, 352,1650, 352,1653, 352,1961, 353,1614, 353,1628, 353,1630, 353,1644, 353,1646, 353,1662, 354,353, 354,1581,
-	354,1961, 355,1547, 355,1619, 355,1627, 355,1650, 355,1655, 355,1662, 355,1675, 355,1688, 355,1965, 356,1619, 356,1662,
-	356,1965, 357,353, 357,1619, 357,1653, 357,1961, 358,1604, 358,1655, 359,353, 359,1579, 359,1961, 360,353, 360,687,
-	360,1548, 360,1619, 360,1628, 360,1630, 360,1644, 360,1647, 360,1675, 360,1682, 360,1961, 361,365, 362,371, 362,378,
-	363,374, 364,376, 368,378, 369,371, 369,375, 369,376, 369,378, 370,376, 371,368, 371,376, 372,376, 373,378,
-	375,368, 375,371, 375,376, 382,376, 383,1650, 384,192, 384,1719, 385,1087, 385,1107, 385,1406, 386,1269, 387,1083,
-	387,1117, 387,1407, 389,1269, 390,1269, 390,1274, 391,2047, 392,1466, 393,394, 394,141, 394,142, 394,414, 394,1272,
-	394,2026, 394,2030, 395,393, 395,413, 395,689, 395,1272, 396,145, 396,393, 397,139, 397,167, 397,234, 398,400,
-	398,407, 398,409, 398,1272, 399,167, 400,234, 400,409, 402,393, 402,410, 402,695, 403,393, 403,410, 405,148,
-	405,168, 405,389, 405,393, 405,395, 405,397, 405,398, 405,400, 405,407, 405,409, 405,410, 405,691, 405,698,
-	405,1272, 405,1756, 405,2049, 406,139, 406,168, 406,389, 406,405, 406,408, 406,1272, 406,1759, 407,698, 408,139,
-	408,150, 408,168, 408,232, 408,233, 408,393, 408,395, 408,400, 408,401, 408,404, 408,407, 408,409, 408,689,
-	408,691, 408,695, 408,1242, 408,1271, 408,1440, 408,1446, 408,1449, 409,397, 409,410, 409,411, 410,168, 410,397,
-	410,399, 410,411, 411,139, 411,147, 411,412, 411,675, 411,678, 411,682, 411,683, 412,139, 412,149, 412,232,
-	412,233, 412,234, 412,397, 413,397, 413,409, 414,151, 414,394, 414,406, 414,1272, 415,1103, 415,1275, 415,1315,
-	416,1106, 416,1118, 416,1386, 417,836, 418,419, 418,846, 418,1106, 418,1450, 419,1103, 420,1061, 420,1102, 420,1104,
-	420,1119, 421,851, 421,1102, 422,851, 422,1102, 423,1049, 423,1103, 424,1397, 424,1440, 424,1451, 425,1075, 425,1078,
-	425,1108, 425,1316, 425,1317, 425,1318, 426,419, 426,1075, 426,1078, 426,1108, 426,1316, 427,1397, 427,1434, 427,1451,
-	428,1253, 428,1256, 430,1573, 430,1619, 430,1682, 430,1966, 431,1397, 434,1247, 435,1247, 435,1321, 437,1247, 437,1321,
-	438,1246, 438,1247, 439,827, 439,1247, 439,1252, 439,1409, 439,1413, 439,1414, 440,827, 440,1247, 440,1252, 441,820,
-	441,827, 441,1247, 441,1252, 442,812, 442,1247, 442,1252, 443,1247, 443,1252, 443,1321, 444,449, 444,1254, 446,449,
-	448,449, 450,1247, 451,1247, 452,1254, 457,1247, 457,1331, 457,1335, 461,1247, 461,1321, 461,1336, 462,1336, 463,1336,
-	464,1336, 465,1336, 466,1322, 467,1258, 467,1261, 467,1333, 467,1432, 468,1258, 468,1333, 469,1247, 469,1321, 470,1258,
-	471,1258, 474,1254, 476,1254, 478,1256, 479,1256, 481,1254, 482,1256, 483,1256, 484,1254, 487,1254, 488,1256, 489,1256,
-	490,1256, 490,1486, 492,684, 492,1254, 493,831, 493,832, 493,834, 493,835, 493,837, 493,838, 493,1254, 496,839,
-	496,1254, 497,685, 500,1485, 503,1256, 503,1485, 504,1256, 504,1485, 505,1262, 506,1256, 506,1485, 507,1252, 508,1252,
-	508,1397, 509,1392, 510,1258, 511,1328, 512,1256, 512,1425, 514,1252, 514,1400, 514,1401, 515,1252, 515,1402, 516,686,
-	516,1253, 516,1328, 517,1343, 518,1247, 522,685, 522,1253, 523,684, 523,1254, 524,685, 524,1253, 525,1253, 525,1254,
-	531,685, 532,685, 533,684, 546,1253, 549,1986, 550,1986, 551,1254, 552,1253, 553,1254, 556,1253, 558,1253, 562,1248,
-	562,1256, 563,1256, 565,1256, 565,1328, 567,1256, 572,1253, 573,684, 573,685, 573,1253, 573,1254, 573,1328, 575,686,
-	576,1485, 577,428, 577,578, 578,1996, 579,580, 579,581, 579,582, 579,583, 579,584, 579,586, 579,588, 579,589,
-	579,1302, 579,1537, 579,1538, 581,386, 581,585, 581,1233, 583,139, 583,152, 583,389, 583,591, 587,1387, 587,1440,
-	589,813, 589,1424, 591,139, 591,627, 591,628, 591,630, 591,2053, 593,1302, 594,1303, 595,1302, 596,8, 597,3,
-	597,596, 597,1252, 597,1253, 597,1256, 597,1261, 597,1432, 598,597, 599,1101, 599,1119, 599,1498, 600,608, 601,599,
-	601,1305, 601,1449, 603,602, 604,602, 605,602, 605,603, 606,602, 609,137, 609,601, 609,605, 609,611, 609,612,
-	609,1399, 609,1447, 609,1789, 610,1789, 612,1394, 614,602, 615,602, 615,607, 616,602, 616,1305, 617,602, 617,613,
-	617,1390, 618,602, 618,607, 620,1619, 620,1675, 620,1678, 620,1688, 622,1996, 623,1108, 623,1619, 623,1632, 623,1675,
-	623,1680, 625,677, 625,679, 627,625, 627,629, 627,1269, 628,1269, 628,1301, 629,679, 630,629, 630,1269, 631,354,
-	631,359, 632,353, 632,1581, 632,1619, 632,1659, 632,1662, 632,1675, 632,1688, 632,1961, 634,197, 634,619, 634,1549,
-	635,197, 637,634, 637,635, 639,196, 639,197, 641,635, 641,638, 641,639, 643,1604, 643,1648, 643,1651, 643,1653,
-	643,1658, 643,1688, 644,1675, 644,1682, 651,1574, 651,1575, 651,1650, 652,651, 652,656, 652,1106, 652,1107, 652,1386,
-	653,1106, 653,1646, 654,1641, 655,654, 655,1283, 655,1406, 655,1562, 656,657, 656,658, 656,659, 656,660, 656,1102,
-	656,1278, 656,1570, 656,1575, 657,826, 657,1242, 657,1397, 658,826, 658,1242, 658,1397, 659,826, 659,1242, 659,1397,
-	661,1103, 661,1422, 661,1575, 662,655, 662,665, 663,1641, 663,1670, 664,1106, 665,666, 665,1106, 666,1104, 668,1278,
-	669,1477, 670,669, 670,1101, 671,1397, 671,1432, 671,1644, 674,1097, 675,677, 675,680, 676,677, 676,681, 678,677,
-	679,682, 679,683, 680,389, 682,677, 682,680, 682,681, 683,675, 685,1496, 686,1253, 686,1254, 686,1256, 688,1671,
-	689,390, 689,1272, 690,692, 690,693, 690,697, 690,813, 690,1269, 690,1353, 691,390, 691,695, 691,1269, 691,1274,
-	692,1112, 693,692, 693,1269, 694,692, 694,813, 694,1269, 694,1302, 694,1352, 694,1427, 694,1698, 695,1272, 696,690,
-	696,692, 696,693, 696,694, 696,697, 696,699, 696,813, 696,1269, 696,1353, 697,692, 697,813, 698,390, 698,1272,
-	699,692, 699,693, 699,813, 699,1269, 699,1353, 700,1108, 700,1576, 700,1610, 700,1619, 700,1670, 701,810, 701,1231,
-	701,1397, 701,1451, 703,1513, 703,1514, 704,1515, 704,1516, 705,1517, 705,1518, 706,1521, 707,1521, 709,1520, 710,1307,
-	710,1519, 711,1513, 712,1515, 713,1517, 714,1232, 715,1525, 716,1491, 717,1487, 717,1504, 718,1487, 718,1504, 719,1490,
-	723,1488, 724,1489, 727,1524, 728,1524, 729,1524, 730,1523, 730,1524, 733,1522, 734,1522, 735,1522, 736,1522, 737,1524,
-	738,1524, 739,1524, 740,1523, 740,1524, 742,1526, 745,1526, 746,1520, 747,1491, 748,1491, 749,754, 749,1525, 750,754,
-	751,754, 751,1488, 753,754, 762,1438, 762,1527, 763,1491, 764,1513, 765,1495, 765,1515, 766,1517, 768,1513, 768,1514,
-	769,1515, 769,1516, 770,1517, 770,1518, 772,1517, 773,1503, 774,1503, 775,1503, 777,1513, 777,1514, 778,1515, 778,1516,
-	779,1517, 779,1518, 780,1243, 780,1430, 781,1528, 782,1529, 783,1530, 784,1531, 785,1243, 785,1440, 786,1532, 787,1446,
-	788,1533, 789,1443, 789,1534, 790,1535, 791,1226, 793,1536, 796,1235, 797,1235, 798,1386, 799,647, 799,648, 799,1734,
-	800,2, 801,802, 801,803, 801,804, 802,2, 802,16, 802,1960, 803,15, 803,2028, 803,2029, 804,351, 804,802,
-	804,803, 806,133, 806,1298, 806,1300, 807,62, 807,66, 807,68, 807,75, 807,81, 807,84, 807,95, 807,101,
-	807,102, 807,109, 807,110, 807,111, 807,121, 807,122, 807,123, 807,1250, 807,1299, 807,1300, 807,1452, 807,1453,
-	807,1459, 807,1801, 809,156, 809,157, 809,158, 809,810, 809,824, 809,1387, 810,154, 810,155, 810,159, 810,160,
-	810,164, 810,165, 810,824, 810,1302, 811,1476, 812,826, 812,1397, 813,180, 813,1112, 814,180, 814,1112, 815,816,
-	816,813, 817,813, 818,813, 819,813, 820,813, 820,1112, 821,813, 822,813, 823,813, 823,1410, 823,1420, 823,1433,
-	825,1303, 826,814, 827,1397, 828,813, 829,1233, 830,849, 830,1103, 830,1425, 830,1426, 833,1075, 833,1078, 833,1108,
-	833,1316, 836,193, 836,194, 836,195, 836,833, 837,838, 840,1074, 841,200, 841,201, 841,1242, 841,1449, 841,1481,
-	842,184, 842,1118, 843,185, 845,183, 845,188, 845,189, 845,1450, 846,0, 847,851, 847,1106, 848,207, 849,208,
-	849,848, 850,205, 850,210, 850,211, 850,851, 850,852, 851,206, 851,209, 851,212, 851,845, 851,849, 851,1069,
-	851,1074, 852,1077, 853,1106, 854,849, 854,858, 854,1302, 856,215, 856,853, 856,854, 857,849, 857,1069, 857,1081,
-	857,1106, 858,1074, 858,1302, 859,1303, 860,859, 860,1302, 861,847, 861,851, 861,1106, 862,1449, 863,830, 863,1242,
-	863,1397, 863,1414, 864,1242, 864,1284, 864,1370, 865,1242, 865,1275, 865,1373, 866,181, 867,181, 868,181, 868,1242,
-	868,1397, 869,181, 869,1102, 869,1279, 870,181, 870,1242, 870,1374, 871,181, 871,1242, 871,1275, 871,1376, 872,181,
-	873,181, 873,1242, 873,1279, 873,1397, 874,181, 874,817, 874,818, 874,1102, 874,1104, 874,1242, 874,1315, 874,1410,
-	874,1415, 874,1604, 875,181, 875,817, 875,851, 875,1104, 875,1279, 876,181, 876,1242, 876,1408, 877,181, 877,1302,
-	877,1698, 878,181, 878,813, 878,1279, 878,1302, 878,1698, 879,181, 880,181, 880,851, 880,1233, 880,1279, 880,1284,
-	881,181, 881,1279, 882,814, 882,1242, 882,1279, 882,1285, 882,1371, 882,1372, 882,1397, 882,1434, 882,1468, 883,1282,
-	883,1287, 883,1614, 884,1103, 884,1640, 886,1654, 887,1102, 887,1653, 888,884, 888,1291, 888,1980, 889,1579, 889,1644,
-	889,1675, 889,1682, 890,1275, 890,1618, 891,1620, 891,1621, 891,1622, 891,1648, 891,1650, 891,1653, 891,1658, 891,2046,
-	892,624, 892,1088, 892,1102, 892,1589, 892,1610, 892,1626, 892,1632, 892,1647, 892,1680, 892,1983, 892,1984, 892,1985,
-	892,2044, 893,624, 893,1102, 893,1278, 893,1624, 893,1626, 893,1653, 893,1655, 893,1693, 894,1275, 894,1625, 896,346,
-	898,1106, 898,1285, 898,1669, 899,624, 899,1567, 899,1571, 899,1588, 899,1655, 899,1660, 899,1671, 899,1675, 899,1688,
-	899,1718, 900,624, 900,1102, 900,1275, 900,1278, 900,1626, 900,1653, 900,1672, 901,1286, 901,1673, 902,346, 902,1275,
-	903,1103, 903,1669, 904,624, 904,1287, 904,1599, 904,1682, 905,1102, 905,1277, 905,1278, 905,1649, 906,1102, 906,1233,
-	906,1277, 906,1278, 907,1288, 907,1581, 907,1604, 907,1613, 908,1287, 908,1602, 908,1607, 908,1613, 908,1633, 908,1655,
-	908,1675, 909,1062, 909,1283, 910,420, 910,1072, 911,418, 912,418, 912,1277, 913,420, 913,851, 913,1102, 913,1242,
-	913,1275, 913,1302, 914,1061, 914,1119, 914,1242, 914,1283, 915,1051, 916,423, 916,854, 916,1242, 917,423, 917,851,
-	917,1106, 918,421, 918,422, 919,421, 920,421, 920,422, 921,419, 921,862, 921,1102, 921,1275, 922,420, 922,848,
-	922,1077, 922,1275, 923,1050, 923,1283, 924,417, 925,419, 925,841, 925,943, 925,1075, 925,1078, 925,1108, 925,1316,
-	926,417, 927,417, 928,417, 929,425, 929,856, 929,857, 929,1103, 929,1242, 930,426, 931,417, 932,417, 933,417,
-	934,417, 935,417, 936,425, 936,857, 936,861, 936,1103, 936,1106, 937,426, 938,417, 939,417, 940,419, 940,1075,
-	940,1078, 940,1079, 940,1080, 940,1242, 940,1316, 940,1406, 941,417, 942,420, 942,1102, 942,1106, 942,1242, 942,1285,
-	942,1302, 942,1450, 943,420, 943,421, 943,850, 943,860, 943,1071, 943,1082, 943,1102, 943,1242, 943,1305, 943,1433,
-	943,1449, 944,420, 944,1069, 944,1077, 944,1283, 945,420, 945,421, 945,1077, 945,1082, 946,421, 946,851, 946,1242,
-	946,1275, 946,1397, 947,421, 947,1242, 947,1397, 947,1451, 947,1610, 948,420, 948,1242, 948,1302, 950,1085, 950,1102,
-	950,1287, 951,957, 952,664, 952,1575, 953,662, 954,653, 954,655, 955,651, 955,666, 956,666, 956,1647, 956,1650,
-	957,651, 957,665, 957,1106, 958,665, 958,1575, 959,653, 959,665, 960,656, 960,665, 961,665, 961,1103, 961,1282,
-	961,1575, 962,665, 962,1282, 962,1287, 962,1575, 963,661, 963,665, 964,654, 964,1283, 964,1288, 964,1575, 965,662,
-	966,654, 966,1283, 966,1288, 966,1575, 967,656, 967,664, 968,654, 968,1575, 969,1275, 969,1650, 970,661, 970,664,
-	971,1277, 971,1288, 971,1449, 971,1576, 971,1642, 971,1655, 971,1661, 972,1278, 972,1558, 972,1978, 973,1978, 974,1978,
-	975,672, 975,673, 975,674, 975,1108, 975,1283, 976,1102, 976,1285, 976,1433, 976,1438, 976,1440, 976,1450, 977,1278,
-	977,1283, 977,1555, 977,1650, 978,1277, 978,1288, 978,1449, 978,1556, 978,1640, 979,1449, 979,1557, 980,1282, 981,431,
-	982,216, 982,1089, 982,1278, 982,1287, 983,216, 983,1089, 983,1090, 983,1287, 983,1397, 983,1451, 983,1610, 983,1645,
-	983,1670, 983,1977, 984,216, 984,1278, 985,216, 985,1093, 985,1278, 985,1397, 986,1278, 987,1278, 988,668, 988,1397,
-	988,1610, 988,1670, 988,1977, 989,668, 989,1278, 990,668, 990,1261, 990,1278, 990,1698, 991,668, 991,1397, 992,668,
-	992,1278, 992,1450, 992,1610, 993,1277, 993,1283, 993,1288, 993,1545, 993,1580, 993,1638, 993,1675, 994,1288, 994,1545,
-	994,1582, 994,1675, 995,993, 996,1280, 996,1281, 996,1356, 996,1483, 997,1280, 997,1813, 998,1102, 998,1610, 998,1625,
-	998,1641, 998,1645, 998,1655, 998,1658, 998,1660, 998,1673, 998,1675, 998,1678, 998,1688, 1000,814, 1000,1242, 1000,1397,
-	1000,1568, 1000,1589, 1000,1610, 1000,1688, 1000,1974, 1000,1976, 1001,1568, 1001,1590, 1001,1652, 1002,1574, 1002,1589, 1003,1287,
-	1003,1606, 1004,1567, 1004,1653, 1005,1567, 1005,1575, 1006,1567, 1006,1575, 1007,1282, 1007,1288, 1007,1653, 1008,620, 1008,623,
-	1008,1571, 1008,1651, 1008,1652, 1008,1675, 1008,1688, 1009,1106, 1009,1653, 1010,430, 1010,1541, 1010,1546, 1010,1567, 1011,430,
-	1011,1541, 1011,1546, 1011,1567, 1011,1647, 1011,1650, 1011,1682, 1012,430, 1012,1546, 1012,1567, 1012,1581, 1013,1539, 1013,1567,
-	1013,1573, 1013,1579, 1013,1619, 1013,1647, 1013,1688, 1013,1733, 1014,1541, 1014,1567, 1014,1630, 1014,1651, 1014,1653, 1015,358,
-	1015,1567, 1015,1592, 1015,1619, 1015,1655, 1015,1675, 1015,1688, 1015,1736, 1015,1975, 1016,1567, 1016,1573, 1016,1604, 1016,1607,
-	1016,1619, 1016,1633, 1016,1645, 1016,1650, 1016,1653, 1016,1655, 1016,1659, 1016,1670, 1016,1675, 1016,1678, 1016,1682, 1016,1688,
-	1017,1567, 1017,1589, 1017,1630, 1017,1651, 1017,1966, 1018,1571, 1018,1610, 1018,1625, 1018,1655, 1018,1670, 1018,1673, 1019,1544,
-	1019,1572, 1020,1106, 1020,1422, 1020,1434, 1020,1604, 1020,1627, 1020,1682, 1021,1275, 1021,1319, 1022,1285, 1022,1438, 1023,1275,
-	1023,1285, 1023,1660, 1024,1102, 1024,1278, 1025,1085, 1025,1102, 1025,1106, 1025,1233, 1025,1278, 1025,1285, 1026,811, 1026,1106,
-	1026,1242, 1026,1277, 1026,1397, 1027,2015, 1028,1242, 1028,1397, 1028,1408, 1029,1283, 1029,1291, 1030,1719, 1030,1790, 1031,13,
-	1031,1102, 1031,1559, 1031,1563, 1031,1567, 1031,1588, 1031,1591, 1031,1593, 1031,1648, 1031,1688, 1031,1719, 1032,2015, 1033,812,
-	1033,818, 1033,820, 1033,1242, 1033,1278, 1033,1283, 1033,1288, 1033,1397, 1034,1285, 1034,1428, 1035,1285, 1035,1430, 1036,823,
-	1036,1108, 1036,1242, 1036,1278, 1036,1285, 1036,1287, 1036,1288, 1036,1397, 1036,1433, 1036,1438, 1037,1106, 1037,1278, 1037,1285,
-	1037,1433, 1037,1438, 1037,1450, 1038,1285, 1038,1435, 1039,1285, 1039,1436, 1040,1285, 1041,1278, 1041,1610, 1042,1285, 1042,1445,
-	1043,1242, 1043,1440, 1043,1451, 1044,138, 1044,1277, 1044,1285, 1044,1438, 1044,1675, 1045,1106, 1045,1276, 1045,1302, 1046,1106,
-	1046,1276, 1046,1302, 1047,1106, 1047,1278, 1047,1285, 1047,1287, 1047,1433, 1047,1438, 1047,1605, 1048,227, 1049,222, 1049,224,
-	1049,225, 1049,1070, 1049,1108, 1049,1302, 1049,1451, 1050,226, 1050,227, 1051,229, 1052,1059, 1055,1056, 1055,1473, 1056,843,
-	1056,1494, 1058,1472, 1059,1472, 1060,754, 1060,1058, 1060,1100, 1061,242, 1061,1476, 1063,18, 1063,1328, 1063,1453, 1064,18,
-	1064,319, 1064,1077, 1065,319, 1065,1453, 1066,1253, 1066,1328, 1068,844, 1072,1071, 1073,332, 1073,1067, 1073,1303, 1073,1397,
-	1074,1113, 1074,1301, 1075,1433, 1075,1434, 1076,1113, 1076,1301, 1078,338, 1078,340, 1078,1397, 1079,815, 1079,1397, 1079,1410,
-	1080,1397, 1083,344, 1083,1091, 1083,1406, 1084,344, 1084,348, 1084,813, 1084,817, 1084,1085, 1084,1087, 1084,1415, 1084,1417,
-	1086,345, 1087,345, 1087,1092, 1088,344, 1088,1087, 1088,1091, 1088,1387, 1088,1440, 1088,1450, 1090,1089, 1090,1406, 1092,349,
-	1092,1093, 1094,1093, 1095,182, 1095,190, 1095,1461, 1095,1463, 1098,190, 1098,341, 1098,1089, 1098,1463, 1099,341, 1099,1357,
-	1100,341, 1100,1465, 1101,1097, 1102,385, 1103,1104, 1104,385, 1104,1406, 1105,385, 1105,1407, 1106,1107, 1107,1083, 1107,1117,
-	1108,1107, 1108,1407, 1109,387, 1111,1091, 1111,1119, 1111,1406, 1111,1407, 1112,1118, 1112,1119, 1112,1507, 1113,387, 1114,387,
-	1114,1092, 1115,387, 1115,1114, 1117,429, 1117,1118, 1117,1119, 1117,1470, 1118,1397, 1119,388, 1120,1117, 1120,1119, 1121,391,
-	1121,1118, 1122,1180, 1122,1191, 1123,1180, 1123,1192, 1124,1180, 1124,1183, 1124,1192, 1125,1180, 1125,1192, 1126,1180, 1126,1183,
-	1126,1192, 1127,1180, 1127,1192, 1128,1180, 1128,1183, 1128,1192, 1129,1180, 1129,1192, 1130,1180, 1130,1192, 1131,1180, 1131,1192,
-	1132,1180, 1132,1192, 1133,1180, 1133,1192, 1134,1180, 1134,1386, 1134,1501, 1134,1503, 1135,1180, 1135,1203, 1135,1386, 1135,1501,
-	1135,1503, 1136,1180, 1136,1494, 1137,1180, 1137,1188, 1138,1180, 1138,1186, 1139,1180, 1139,1187, 1140,1180, 1140,1188, 1140,1192,
-	1141,1180, 1141,1194, 1142,1180, 1142,1194, 1143,1180, 1143,1194, 1144,1180, 1144,1194, 1145,1180, 1145,1190, 1145,1192, 1145,1194,
-	1145,1475, 1146,1180, 1146,1194, 1147,1180, 1147,1194, 1148,1180, 1148,1194, 1149,1180, 1149,1190, 1149,1192, 1149,1194, 1149,1483,
-	1150,1180, 1150,1194, 1151,1180, 1151,1186, 1152,1180, 1152,1188, 1153,1180, 1153,1194, 1154,1180, 1154,1194, 1155,1180, 1155,1190,
-	1155,1194, 1156,1180, 1156,1190, 1156,1194, 1157,1180, 1157,1186, 1158,1180, 1158,1194, 1159,1180, 1159,1194, 1160,1180, 1160,1194,
-	1161,1180, 1162,1180, 1162,1194, 1163,1180, 1163,1194, 1164,1180, 1164,1182, 1164,1188, 1164,1189, 1164,1444, 1165,1180, 1165,1186,
-	1166,1180, 1166,1471, 1167,1180, 1167,1188, 1167,1432, 1168,1180, 1168,1188, 1169,1180, 1169,1187, 1169,1192, 1169,1194, 1170,1180,
-	1170,1184, 1171,819, 1171,827, 1171,1180, 1171,1184, 1171,1193, 1172,821, 1172,827, 1172,1180, 1172,1184, 1172,1193, 1173,1179,
-	1173,1180, 1173,1184, 1173,1185, 1174,822, 1174,827, 1174,1180, 1174,1184, 1174,1193, 1175,1180, 1175,1188, 1176,1180, 1176,1181,
-	1176,1184, 1176,1188, 1176,1402, 1176,1403, 1177,1180, 1177,1188, 1178,1180, 1180,1186, 1180,1473, 1182,1180, 1183,1180, 1184,1242,
-	1185,1397, 1187,1186, 1189,1186, 1189,1187, 1189,1433, 1190,1180, 1190,1188, 1191,1503, 1192,1194, 1193,1188, 1195,1106, 1195,1107,
-	1195,1117, 1195,1275, 1195,1283, 1196,178, 1196,830, 1196,851, 1197,178, 1197,830, 1198,178, 1198,830, 1199,178, 1199,830,
-	1199,839, 1200,830, 1201,416, 1201,1102, 1202,416, 1203,1107, 1203,1117, 1204,1106, 1205,415, 1206,1278, 1206,1285, 1207,1280,
-	1207,1281, 1208,1280, 1209,1280, 1210,1280, 1211,1280, 1211,1281, 1212,1280, 1213,1113, 1213,1285, 1214,415, 1215,1275, 1215,1277,
-	1216,1275, 1216,1285, 1217,1106, 1217,1285, 1217,1286, 1217,1315, 1218,1106, 1218,1283, 1218,1287, 1218,1386, 1219,826, 1219,1102,
-	1219,1278, 1219,1397, 1220,1283, 1221,1278, 1221,1283, 1221,1287, 1222,851, 1222,1077, 1222,1102, 1222,1275, 1222,1283, 1222,1287,
-	1222,1425, 1222,1426, 1223,1242, 1223,1275, 1223,1315, 1223,1404, 1224,1365, 1224,1859, 1225,20, 1225,1252, 1225,1253, 1225,1328,
-	1225,1453, 1226,1229, 1226,1236, 1226,2045, 1229,2045, 1230,1302, 1231,593, 1231,595, 1232,594, 1232,595, 1232,1243, 1233,602,
-	1234,607, 1235,602, 1236,1233, 1237,599, 1238,601, 1239,611, 1239,612, 1240,609, 1241,1305, 1242,609, 1243,1242, 1244,1242,
-	1245,1477, 1245,2016, 1246,1328, 1247,1250, 1248,1328, 1249,1303, 1250,1303, 1251,1249, 1252,1249, 1253,1249, 1254,1251, 1255,1249,
-	1256,1251, 1257,1253, 1257,1256, 1257,1754, 1258,1249, 1259,1249, 1260,1249, 1261,1302, 1264,1392, 1265,1328, 1265,1453, 1266,1328,
-	1266,1453, 1267,1328, 1267,1453, 1269,813, 1269,1111, 1269,1274, 1270,1397, 1271,696, 1272,696, 1273,692, 1273,693, 1273,1118,
-	1273,1119, 1274,1406, 1275,1102, 1276,1103, 1277,1103, 1278,1103, 1278,1425, 1278,1426, 1279,1102, 1279,1103, 1280,1103, 1280,1425,
-	1281,1103, 1281,1426, 1282,1105, 1282,1283, 1282,1288, 1283,1103, 1283,1403, 1284,1103, 1285,1103, 1286,1102, 1287,1278, 1288,1283,
-	1289,1291, 1289,1397, 1289,1451, 1290,1576, 1290,1646, 1290,1670, 1291,1646, 1292,700, 1292,701, 1292,1230, 1292,1397, 1292,1449,
-	1292,1451, 1293,1113, 1293,1303, 1294,1729, 1295,1729, 1296,1110, 1296,1728, 1297,1294, 1297,1453, 1297,1727, 1298,1729, 1298,1730,
-	1298,1731, 1299,1727, 1299,1729, 1301,1303, 1302,1112, 1303,1112, 1304,1114, 1304,1315, 1304,1485, 1304,1735, 1304,2014, 1305,1434,
-	1306,1115, 1306,1315, 1307,813, 1307,817, 1307,1113, 1307,1114, 1307,1242, 1307,1315, 1307,1397, 1307,1410, 1307,1415, 1308,1109,
-	1308,1315, 1308,1319, 1308,1392, 1308,1735, 1309,1305, 1309,1319, 1310,1315, 1310,1735, 1311,1113, 1311,1425, 1311,1426, 1312,1397,
-	1313,1104, 1313,1278, 1313,1280, 1313,1283, 1314,1114, 1314,1315, 1314,1735, 1315,1434, 1317,1113, 1317,1114, 1317,1305, 1317,1315,
-	1317,1432, 1317,1735, 1318,1113, 1318,1114, 1318,1305, 1318,1315, 1318,1432, 1318,1443, 1318,1735, 1321,1250, 1322,1247, 1323,342,
-	1323,343, 1324,3, 1324,1247, 1325,7, 1325,1247, 1326,9, 1326,1247, 1327,10, 1327,1247, 1328,1247, 1328,1253, 1328,1321,
-	1328,1453, 1329,8, 1329,596, 1329,1247, 1330,597, 1330,598, 1330,1247, 1331,7, 1331,1255, 1331,1322, 1332,597, 1332,1247,
-	1333,3, 1334,8, 1334,596, 1334,1321, 1336,8, 1336,596, 1337,9, 1337,1247, 1339,10, 1339,1247, 1339,1819, 1340,1119,
-	1340,1476, 1340,1552, 1341,235, 1341,1328, 1341,1485, 1341,1753, 1342,1328, 1342,1742, 1343,1739, 1343,1740, 1344,1741, 1345,1328,
-	1346,235, 1346,1253, 1346,1265, 1346,1328, 1347,1256, 1347,1328, 1347,1453, 1347,1742, 1348,1328, 1348,1453, 1348,1742, 1349,235,
-	1349,1248, 1349,1253, 1349,1328, 1350,1990, 1350,1991, 1350,1993, 1350,1994, 1351,139, 1351,390, 1351,579, 1351,587, 1351,590,
-	1351,1272, 1351,1387, 1351,1397, 1351,1762, 1352,1449, 1353,1242, 1353,1397, 1353,1451, 1354,1355, 1357,1101, 1358,1453, 1358,1820,
-	1359,1252, 1359,1253, 1359,1257, 1360,1253, 1360,1255, 1360,1258, 1360,1263, 1360,1328, 1360,1338, 1360,1358, 1360,1359, 1360,1362,
-	1360,1434, 1360,1453, 1360,1752, 1360,1835, 1360,1848, 1361,622, 1361,1224, 1361,1246, 1361,1252, 1361,1253, 1361,1257, 1361,1262,
-	1361,1264, 1361,1265, 1361,1267, 1361,1328, 1361,1341, 1361,1346, 1361,1348, 1361,1349, 1361,1358, 1361,1359, 1361,1360, 1361,1364,
-	1361,1365, 1361,1367, 1361,1368, 1361,1377, 1361,1380, 1361,1453, 1361,1454, 1361,1822, 1361,1823, 1361,1824, 1361,1825, 1361,1830,
-	1361,1831, 1361,1833, 1361,1836, 1361,1837, 1361,1838, 1361,1839, 1361,1840, 1361,1841, 1361,1842, 1361,1844, 1361,1845, 1361,1846,
-	1361,1847, 1361,1850, 1361,1852, 1361,1854, 1361,1855, 1361,1856, 1361,1858, 1361,1995, 1362,1248, 1362,1252, 1362,1253, 1362,1255,
-	1362,1258, 1362,1328, 1362,1360, 1362,1434, 1362,1453, 1363,1246, 1363,1253, 1363,1328, 1363,1369, 1363,1849, 1364,1319, 1364,1328,
-	1365,219, 1365,1252, 1365,1258, 1365,1328, 1365,1367, 1365,1377, 1365,1380, 1365,1453, 1365,1822, 1365,1995, 1366,1247, 1366,1367,
-	1366,1377, 1366,1382, 1366,1453, 1366,1829, 1366,1838, 1366,1853, 1367,191, 1367,1377, 1368,1453, 1368,1820, 1369,1328, 1370,1106,
-	1370,1969, 1371,1106, 1371,1432, 1371,1438, 1371,1443, 1371,1448, 1372,1106, 1372,1434, 1372,1438, 1372,1443, 1372,1448, 1373,1397,
-	1373,1970, 1374,1969, 1375,1971, 1376,1970, 1377,1247, 1377,1378, 1377,2010, 1378,1301, 1378,1453, 1379,1303, 1380,2006, 1380,2007,
-	1381,1999, 1381,2000, 1382,1247, 1382,1259, 1382,1328, 1382,1377, 1382,1997, 1382,1998, 1382,2001, 1382,2004, 1383,1386, 1383,1999,
-	1383,2003, 1383,2005, 1384,2006, 1384,2007, 1385,1226, 1386,1113, 1386,1119, 1386,1962, 1387,1386, 1388,1302, 1388,2012, 1389,1962,
-	1390,1962, 1391,1303, 1391,1355, 1391,1399, 1396,1355, 1396,1399, 1397,1113, 1397,1391, 1397,1398, 1398,1394, 1398,1397, 1399,1303,
-	1400,1397, 1401,1397, 1401,1420, 1402,1397, 1402,1419, 1403,1401, 1403,1402, 1404,1320, 1404,1397, 1404,1403, 1404,1420, 1404,1421,
-	1406,1407, 1407,813, 1407,817, 1407,1387, 1407,1397, 1407,1405, 1407,1410, 1407,1414, 1407,1417, 1408,817, 1408,1102, 1408,1108,
-	1408,1278, 1408,1280, 1408,1283, 1408,1315, 1408,1320, 1408,1397, 1408,1404, 1408,1405, 1408,1409, 1408,1410, 1408,1411, 1408,1412,
-	1408,1414, 1408,1415, 1408,1417, 1408,1604, 1408,2019, 1408,2020, 1409,813, 1410,1419, 1411,1414, 1411,1415, 1412,1414, 1413,2019,
-	1414,813, 1415,813, 1415,1420, 1416,1410, 1417,813, 1417,1421, 1418,2020, 1419,813, 1419,1420, 1419,1423, 1419,1744, 1419,1745,
-	1419,1746, 1419,1747, 1419,1748, 1422,1410, 1422,1415, 1425,1427, 1426,1427, 1427,2021, 1427,2022, 1427,2024, 1427,2025, 1429,1430,
-	1430,1750, 1432,642, 1432,1319, 1432,1433, 1432,1434, 1437,642, 1437,1319, 1438,2027, 1439,1438, 1440,1750, 1441,1750, 1442,1440,
-	1443,642, 1443,1449, 1443,1959, 1444,1437, 1446,1448, 1447,1959, 1448,1113, 1448,1303, 1448,1449, 1448,1450, 1449,642, 1449,1113,
-	1449,1319, 1449,1443, 1449,1450, 1449,1451, 1450,1443, 1451,1443, 1452,1303, 1453,1119, 1454,1119, 1455,1242, 1455,1386, 1455,1476,
-	1455,1537, 1455,1538, 1455,2034, 1455,2037, 1456,2036, 1457,1296, 1457,1397, 1457,1537, 1457,1538, 1457,2036, 1458,2036, 1460,1296,
-	1461,1463, 1463,1476, 1465,1463, 1468,1303, 1471,1520, 1473,1386, 1473,1471, 1476,1493, 1479,1455, 1480,1120, 1482,842, 1484,1483,
-	1485,1484, 1486,1475, 1486,1483, 1486,1506, 1488,1386, 1490,1095, 1491,1461, 1492,1098, 1494,1386, 1499,1058, 1499,1099, 1501,1503,
-	1503,1505, 1504,1512, 1505,1055, 1508,1494, 1510,1504, 1511,1119, 1512,1508, 1517,1058, 1517,1304, 1519,1471, 1520,1306, 1522,1308,
-	1522,1519, 1523,1309, 1524,1310, 1525,1311, 1526,1313, 1527,1314, 1527,1519, 1529,1433, 1531,1317, 1533,1450, 1535,1318, 1537,1498,
-	1538,1386, 1538,1397, 1538,1433, 1538,1434, 1540,1653, 1541,1539, 1541,1540, 1541,1542, 1541,1543, 1541,1579, 1541,1645, 1541,1646,
-	1541,1650, 1541,1675, 1541,1733, 1542,1597, 1542,1627, 1542,1641, 1542,1647, 1542,1655, 1542,1674, 1542,1675, 1542,1687, 1542,1688,
-	1543,1653, 1545,1233, 1546,1573, 1546,1682, 1547,687, 1547,1607, 1547,1619, 1547,1644, 1547,1650, 1547,1655, 1547,1662, 1547,1682,
-	1547,1688, 1547,1961, 1548,644, 1548,1579, 1548,1607, 1548,1630, 1548,1643, 1548,1650, 1548,1662, 1548,1675, 1548,1682, 1548,1792,
-	1550,1247, 1550,1453, 1552,1263, 1553,1247, 1553,1303, 1553,1328, 1553,1378, 1553,1379, 1553,1453, 1553,1550, 1553,1551, 1554,1602,
-	1554,1613, 1554,1647, 1554,1671, 1554,1682, 1555,1084, 1556,1457, 1556,1557, 1556,1786, 1557,1101, 1557,1457, 1557,1787, 1558,1101,
-	1558,1106, 1558,1456, 1558,1457, 1558,1981, 1558,1982, 1559,14, 1559,383, 1559,1650, 1560,1559, 1561,14, 1561,383, 1561,1630,
-	1561,1675, 1561,1682, 1562,385, 1564,645, 1564,1470, 1564,1577, 1565,645, 1565,1102, 1566,645, 1566,1103, 1566,1425, 1566,1426,
-	1567,645, 1567,1103, 1567,1242, 1567,1403, 1568,645, 1568,1103, 1568,1425, 1569,1103, 1569,1105, 1569,1682, 1570,1108, 1570,1605,
-	1571,1103, 1571,1688, 1572,1104, 1572,1598, 1573,1107, 1573,1407, 1574,1575, 1574,1650, 1575,1647, 1576,1610, 1576,1650, 1576,1655,
-	1576,1658, 1576,1662, 1576,1674, 1576,1675, 1576,1688, 1577,1397, 1577,1434, 1577,1625, 1578,1559, 1578,1560, 1578,1563, 1578,1593,
-	1578,1682, 1579,1580, 1580,1638, 1581,1582, 1582,1638, 1582,1647, 1583,1579, 1584,1397, 1584,1440, 1584,1451, 1585,1639, 1586,702,
-	1586,1592, 1586,1596, 1586,1630, 1586,1675, 1587,1576, 1587,1604, 1587,1646, 1587,1653, 1587,1670, 1587,1675, 1588,645, 1588,1103,
-	1588,1425, 1588,1426, 1589,645, 1589,1103, 1589,1242, 1589,1403, 1590,645, 1590,1103, 1590,1425, 1591,14, 1591,383, 1592,1108,
-	1592,1576, 1592,1619, 1592,1655, 1592,1662, 1592,1670, 1592,1675, 1592,1688, 1593,383, 1593,1607, 1594,1628, 1594,1643, 1594,1659,
-	1594,1661, 1594,1675, 1594,1680, 1594,1688, 1595,1586, 1596,1570, 1596,1646, 1596,1655, 1596,1670, 1596,1675, 1597,1619, 1597,1673,
-	1598,645, 1598,1397, 1598,1434, 1599,1607, 1599,1623, 1599,1626, 1599,1647, 1599,1650, 1600,1104, 1601,1628, 1601,1648, 1601,1659,
-	1601,1661, 1602,1083, 1602,1085, 1604,17, 1604,1470, 1605,1386, 1606,230, 1606,1101, 1606,1226, 1606,1241, 1606,1476, 1606,1557,
-	1607,1307, 1607,1387, 1607,1470, 1608,236, 1608,645, 1609,1476, 1610,1242, 1610,1387, 1610,1442, 1611,811, 1612,645, 1612,1309,
-	1612,1470, 1613,1117, 1614,1240, 1614,1242, 1618,645, 1618,1387, 1619,645, 1619,1317, 1619,1387, 1619,1397, 1619,1470, 1623,1088,
-	1624,347, 1624,349, 1624,1387, 1625,645, 1625,1387, 1626,1085, 1627,645, 1627,1317, 1627,1470, 1629,645, 1629,1094, 1629,1387,
-	1630,646, 1631,645, 1632,645, 1632,1425, 1632,1426, 1633,645, 1634,645, 1636,645, 1636,1308, 1636,1470, 1637,1638, 1638,1242,
-	1638,1268, 1638,1476, 1639,230, 1639,799, 1639,805, 1639,1096, 1639,1354, 1639,1476, 1640,1242, 1640,1387, 1640,1388, 1641,621,
-	1641,1113, 1641,1242, 1641,1387, 1641,1468, 1642,645, 1642,1113, 1642,1387, 1642,1444, 1643,645, 1643,1403, 1643,1438, 1644,17,
-	1644,646, 1644,1498, 1645,1387, 1646,621, 1646,1230, 1646,1242, 1646,1387, 1647,1242, 1647,1407, 1648,1387, 1649,1293, 1649,1387,
-	1650,1242, 1650,1387, 1650,1397, 1651,1387, 1652,1387, 1653,1242, 1653,1387, 1653,1397, 1654,1387, 1655,645, 1655,1387, 1656,1242,
-	1656,1407, 1657,645, 1657,1319, 1658,645, 1658,1432, 1659,645, 1659,1387, 1659,1433, 1660,645, 1660,1449, 1661,645, 1661,1450,
-	1662,646, 1663,236, 1664,1226, 1664,1389, 1665,17, 1665,1118, 1665,1387, 1665,1501, 1669,645, 1669,1233, 1670,645, 1670,1318,
-	1670,1397, 1670,1470, 1671,1101, 1672,347, 1673,645, 1673,1106, 1673,1233, 1673,1457, 1674,645, 1674,1318, 1674,1470, 1675,1386,
-	1676,645, 1676,1094, 1676,1233, 1678,645, 1679,645, 1680,645, 1680,1425, 1680,1426, 1681,645, 1681,1425, 1681,1426, 1682,645,
-	1682,1242, 1682,1403, 1683,645, 1683,1425, 1684,645, 1684,1425, 1685,645, 1685,1320, 1686,645, 1687,645, 1688,645, 1690,645,
-	1691,645, 1691,1233, 1693,1386, 1694,1113, 1694,1119, 1695,1290, 1695,1292, 1695,1397, 1695,1451, 1695,1650, 1695,1749, 1696,1292,
-	1697,1292, 1698,424, 1698,427, 1698,1048, 1698,1073, 1698,1292, 1698,1440, 1698,1451, 1698,1650, 1699,663, 1699,1292, 1699,1670,
-	1700,670, 1700,1290, 1700,1292, 1700,1648, 1700,1650, 1701,1292, 1702,1292, 1703,1292, 1703,1641, 1704,1292, 1705,1291, 1705,1576,
-	1705,1584, 1705,1595, 1705,1608, 1705,1610, 1705,1619, 1705,1650, 1705,1655, 1705,1661, 1705,1670, 1705,1675, 1705,1678, 1705,1979,
-	1706,1290, 1706,1292, 1706,1440, 1706,1451, 1707,1292, 1707,1619, 1707,1670, 1708,1290, 1708,1292, 1708,1619, 1708,1670, 1709,1289,
-	1710,1289, 1711,1289, 1712,1289, 1713,1289, 1714,1289, 1715,1289, 1716,1289, 1717,687, 1717,1585, 1717,1606, 1717,1609, 1717,1961,
-	1719,220, 1719,384, 1719,1106, 1719,1720, 1719,1722, 1719,1723, 1719,1724, 1719,1732, 1719,1987, 1719,2013, 1720,218, 1722,1106,
-	1723,1721, 1724,1719, 1724,1987, 1725,1355, 1725,1453, 1725,1726, 1725,1728, 1726,1453, 1727,1116, 1727,1725, 1729,1730, 1729,1731,
-	1730,1118, 1732,1719, 1732,1987, 1733,1578, 1733,1647, 1733,1662, 1734,1355, 1736,1650, 1736,1653, 1736,1655, 1736,1670, 1739,1737,
-	1739,1743, 1740,1247, 1740,1253, 1740,1254, 1740,1328, 1740,1738, 1741,1753, 1742,1328, 1742,1737, 1742,1738, 1743,1737, 1747,1423,
-	1749,1397, 1749,1440, 1749,1451, 1750,1113, 1750,1302, 1750,1303, 1755,1682, 1756,139, 1756,389, 1756,402, 1756,408, 1756,410,
-	1756,691, 1756,1272, 1757,135, 1757,136, 1757,150, 1757,386, 1757,389, 1757,402, 1757,405, 1757,689, 1757,695, 1758,590,
-	1758,591, 1758,1762, 1759,139, 1759,232, 1759,579, 1759,587, 1759,590, 1759,691, 1759,1272, 1759,1762, 1759,1772, 1760,147,
-	1760,628, 1761,405, 1761,1757, 1762,695, 1762,1769, 1762,1775, 1762,2026, 1763,389, 1763,590, 1763,591, 1763,691, 1763,698,
-	1763,1272, 1763,1764, 1763,1765, 1764,135, 1764,139, 1764,166, 1764,168, 1764,402, 1764,590, 1764,591, 1764,680, 1764,689,
-	1764,695, 1764,698, 1764,1758, 1764,1780, 1764,2048, 1764,2052, 1765,139, 1765,168, 1765,403, 1765,590, 1765,591, 1765,680,
-	1765,689, 1765,695, 1765,1758, 1765,2048, 1765,2052, 1766,150, 1766,398, 1766,698, 1766,1272, 1766,1759, 1766,2049, 1767,139,
-	1767,147, 1767,626, 1767,628, 1767,698, 1768,147, 1768,675, 1768,683, 1768,691, 1768,1272, 1768,1758, 1768,1776, 1770,626,
-	1770,628, 1770,630, 1770,689, 1770,698, 1770,1269, 1770,1272, 1770,1769, 1770,2026, 1771,135, 1771,168, 1771,399, 1771,402,
-	1771,411, 1771,695, 1771,698, 1771,1759, 1771,2048, 1771,2052, 1772,168, 1772,389, 1772,689, 1772,695, 1772,698, 1772,1272,
-	1772,1353, 1772,2048, 1772,2052, 1773,139, 1773,147, 1773,396, 1773,590, 1773,591, 1773,679, 1773,680, 1773,683, 1773,691,
-	1773,1272, 1773,1760, 1773,1762, 1774,139, 1774,402, 1774,409, 1774,410, 1774,1272, 1774,1769, 1775,691, 1775,1271, 1775,1272,
-	1775,1758, 1775,1760, 1775,1761, 1775,1763, 1775,1766, 1775,1767, 1775,1768, 1775,1770, 1775,1771, 1775,1773, 1775,1774, 1775,1777,
-	1776,396, 1776,689, 1776,1272, 1776,1758, 1777,139, 1777,147, 1777,396, 1777,590, 1777,591, 1777,679, 1777,680, 1777,683,
-	1777,689, 1777,691, 1777,1272, 1777,1758, 1778,179, 1778,1355, 1779,231, 1779,304, 1779,354, 1779,360, 1779,631, 1779,632,
-	1779,1587, 1779,1614, 1779,1645, 1779,1670, 1779,1782, 1779,1783, 1779,1784, 1779,1964, 1780,1397, 1780,1434, 1782,1604, 1782,1619,
-	1782,1628, 1782,1662, 1782,1675, 1782,1678, 1782,1682, 1785,1788, 1788,1101, 1789,614, 1789,615, 1789,616, 1789,617, 1789,618,
-	1790,1570, 1790,1791, 1791,1106, 1791,1648, 1791,1650, 1792,1647, 1792,1653, 1792,2054, 1793,1650, 1794,1247, 1795,1796, 1796,1800,
-	1796,1806, 1797,1809, 1797,1810, 1798,373, 1798,1808, 1798,1809, 1799,373, 1799,1797, 1800,1808, 1801,84, 1801,1806, 1802,84,
-	1802,1808, 1803,368, 1803,369, 1803,373, 1803,1796, 1803,1807, 1804,1800, 1806,368, 1806,369, 1806,371, 1806,375, 1807,373,
-	1807,1794, 1808,370, 1808,1806, 1808,1812, 1809,382, 1810,1804, 1812,1453, 1813,1355, 1816,1106, 1816,1570, 1816,1604, 1816,1682,
-	1819,1254, 1819,1818, 1820,1362, 1820,1453, 1820,1821, 1820,1995, 1821,1252, 1821,1253, 1821,1258, 1821,1328, 1822,1258, 1822,1328,
-	1822,1842, 1822,1995, 1823,1384, 1824,1247, 1824,1377, 1825,1311, 1825,1328, 1825,1344, 1825,1377, 1825,1826, 1825,1827, 1825,1828,
-	1825,1829, 1825,1995, 1826,1253, 1826,1256, 1826,1328, 1828,1827, 1829,428, 1829,577, 1829,578, 1829,1328, 1829,1344, 1829,1826,
-	1829,1827, 1830,217, 1830,1367, 1830,1832, 1831,217, 1831,1832, 1832,1453, 1833,1453, 1834,1328, 1835,1253, 1835,1256, 1835,1258,
-	1835,1259, 1835,1328, 1835,1345, 1835,1432, 1835,1453, 1835,1834, 1836,1253, 1836,1328, 1836,1453, 1836,1995, 1837,1995, 1838,1363,
-	1838,1367, 1838,1377, 1838,1995, 1838,1996, 1840,649, 1840,1367, 1840,1453, 1841,1367, 1841,1453, 1842,1358, 1842,1362, 1842,1453,
-	1842,1848, 1843,1358, 1843,1848, 1844,1328, 1844,1362, 1844,1364, 1844,1843, 1845,1362, 1845,1377, 1845,1843, 1846,1328, 1846,1362,
-	1846,1364, 1846,1843, 1847,1328, 1847,1358, 1847,1362, 1847,1453, 1847,1848, 1848,1251, 1850,1328, 1850,1377, 1850,1851, 1851,1089,
-	1852,1328, 1852,1377, 1853,1453, 1854,1328, 1855,1253, 1855,1360, 1855,1995, 1856,622, 1856,1252, 1856,1253, 1856,1328, 1856,1359,
-	1856,1857, 1856,1995, 1858,1225, 1858,1253, 1858,1328, 1858,1369, 1858,1453, 1858,1454, 1858,1834, 1858,1968, 1858,1995, 1861,309,
-	1861,319, 1861,1253, 1861,1328, 1862,309, 1862,319, 1862,1253, 1862,1328, 1862,1347, 1863,319, 1863,1328, 1864,309, 1864,319,
-	1864,830, 1864,1246, 1864,1253, 1864,1254, 1864,1328, 1864,1347, 1865,309, 1865,319, 1865,1253, 1865,1328, 1866,1328, 1866,1347,
-	1866,1861, 1867,1328, 1867,1347, 1867,1862, 1868,1347, 1868,1863, 1869,1328, 1869,1864, 1869,1887, 1870,1328, 1870,1347, 1870,1865,
-	1871,1246, 1871,1328, 1871,1369, 1871,1375, 1871,1952, 1872,1246, 1872,1328, 1872,1952, 1873,1328, 1873,1929, 1874,1328, 1874,1929,
-	1875,1328, 1875,1929, 1875,1930, 1876,1246, 1876,1328, 1876,1369, 1876,1375, 1876,1929, 1876,1931, 1876,1952, 1877,1246, 1877,1929,
-	1877,1931, 1877,1952, 1878,1328, 1878,1929, 1878,1930, 1879,1246, 1879,1328, 1879,1923, 1879,1929, 1879,1931, 1880,1065, 1880,1246,
-	1880,1328, 1880,1929, 1880,1930, 1880,1931, 1881,1903, 1881,1929, 1881,1931, 1882,1066, 1882,1328, 1882,1929, 1883,1066, 1883,1246,
-	1883,1328, 1883,1929, 1883,1930, 1883,1931, 1884,1253, 1884,1254, 1884,1328, 1884,1929, 1885,1065, 1885,1246, 1885,1253, 1885,1328,
-	1885,1929, 1885,1930, 1885,1931, 1886,1328, 1886,1929, 1886,1930, 1887,1258, 1887,1328, 1888,18, 1888,306, 1888,307, 1888,308,
-	1888,317, 1888,1069, 1888,1074, 1888,1252, 1888,1253, 1888,1254, 1888,1258, 1888,1328, 1888,1453, 1889,18, 1889,305, 1889,310,
-	1889,312, 1889,329, 1889,1075, 1889,1453, 1890,18, 1890,312, 1890,317, 1890,319, 1890,324, 1890,325, 1890,327, 1890,331,
-	1890,1069, 1890,1081, 1890,1252, 1890,1253, 1890,1254, 1890,1256, 1890,1328, 1890,1342, 1891,319, 1891,331, 1891,1070, 1891,1252,
-	1891,1253, 1891,1254, 1891,1256, 1891,1258, 1891,1328, 1891,1434, 1891,1453, 1892,1252, 1892,1255, 1892,1328, 1893,1252, 1893,1328,
-	1893,1453, 1894,313, 1894,319, 1894,330, 1894,1253, 1894,1328, 1895,1246, 1895,1453, 1896,319, 1896,320, 1896,330, 1896,1071,
-	1896,1253, 1897,18, 1897,323, 1897,1453, 1898,19, 1899,19, 1899,305, 1900,319, 1900,330, 1900,1246, 1900,1328, 1901,19,
-	1901,1253, 1901,1328, 1901,1454, 1902,19, 1902,1077, 1902,1252, 1902,1328, 1902,1453, 1903,21, 1903,1063, 1903,1246, 1903,1252,
-	1903,1253, 1903,1265, 1903,1267, 1903,1328, 1903,1348, 1903,1397, 1903,1405, 1903,1923, 1904,1328, 1904,1923, 1905,1362, 1906,1246,
-	1906,1253, 1906,1328, 1906,1907, 1906,1963, 1907,1248, 1907,1253, 1907,1255, 1907,1328, 1907,1453, 1908,1246, 1908,1253, 1908,1267,
-	1908,1328, 1908,1907, 1908,1963, 1909,1253, 1909,1328, 1909,1348, 1909,1360, 1909,1453, 1910,1248, 1910,1265, 1910,1328, 1911,1246,
-	1911,1265, 1912,1265, 1912,1328, 1913,1265, 1913,1328, 1914,1256, 1914,1265, 1914,1328, 1915,1266, 1915,1328, 1916,1341, 1917,1246,
-	1917,1252, 1917,1256, 1917,1258, 1917,1265, 1917,1328, 1918,1265, 1918,1328, 1918,1486, 1919,1265, 1919,1328, 1920,1119, 1920,1362,
-	1920,1476, 1921,1368, 1922,1246, 1922,1253, 1922,1363, 1922,1437, 1922,1952, 1923,1367, 1923,1454, 1923,1934, 1924,1358, 1925,1364,
-	1926,1360, 1927,1328, 1928,1360, 1929,1253, 1929,1328, 1929,1453, 1930,1063, 1930,1253, 1930,1254, 1930,1328, 1930,1453, 1931,1253,
-	1931,1328, 1932,1225, 1932,1253, 1932,1923, 1933,1255, 1933,1328, 1933,1362, 1934,1251, 1934,1260, 1934,1367, 1934,1453, 1935,1252,
-	1935,1253, 1935,1328, 1935,1348, 1935,1887, 1936,20, 1936,21, 1936,1246, 1936,1252, 1936,1253, 1936,1258, 1936,1267, 1936,1328,
-	1936,1348, 1936,1393, 1936,1395, 1936,1923, 1936,1941, 1937,1887, 1937,1903, 1938,1246, 1938,1267, 1938,1328, 1938,1887, 1939,20,
-	1939,21, 1939,1252, 1939,1253, 1939,1267, 1939,1328, 1939,1348, 1939,1454, 1939,1941, 1940,20, 1940,1246, 1940,1253, 1940,1267,
-	1940,1328, 1940,1348, 1940,1887, 1941,1253, 1941,1328, 1942,1246, 1943,1246, 1944,1246, 1944,1253, 1944,1255, 1944,1258, 1944,1267,
-	1944,1328, 1944,1348, 1944,1887, 1945,1253, 1945,1328, 1945,1360, 1945,1438, 1945,1923, 1946,1246, 1946,1253, 1946,1328, 1946,1435,
-	1947,1246, 1947,1253, 1947,1328, 1947,1436, 1948,1246, 1948,1348, 1949,1246, 1950,1253, 1950,1328, 1950,1923, 1951,1253, 1951,1328,
-	1951,1923, 1952,1328, 1953,1064, 1953,1328, 1953,1348, 1953,1425, 1953,1923, 1954,1252, 1954,1328, 1954,1404, 1954,1920, 1954,1923,
-	1955,1252, 1956,1252, 1956,1253, 1956,1920, 1957,1119, 1957,1476, 1958,1358, 1959,177, 1959,237, 1959,238, 1959,239, 1959,1448,
-	1960,2, 1961,687, 1961,1675, 1961,1682, 1961,1688, 1962,1303, 1964,352, 1964,355, 1964,356, 1964,357, 1964,359, 1965,1644,
-	1965,1650, 1965,1651, 1965,1653, 1965,1961, 1966,1561, 1966,1563, 1966,1578, 1966,1593, 1966,1647, 1966,1662, 1966,1682, 1966,1793,
-	1966,1814, 1968,1252, 1968,1328, 1968,1995, 1969,1106, 1969,1108, 1969,1293, 1969,1302, 1969,1397, 1969,1440, 1969,1449, 1969,1971,
-	1970,813, 1970,1106, 1970,1108, 1970,1972, 1973,1661, 1974,1645, 1974,1670, 1975,1573, 1975,1623, 1975,1626, 1975,1631, 1975,1655,
-	1975,1669, 1975,1675, 1976,1648, 1976,1670, 1977,1397, 1977,1451, 1978,1103, 1978,1106, 1978,1558, 1979,1578, 1979,1653, 1979,1662,
-	1979,1670, 1981,1458, 1981,1464, 1982,1981, 1983,1645, 1983,1670, 1984,1648, 1984,1670, 1985,1653, 1985,1670, 1986,1253, 1987,1721,
-	1987,1723, 1989,1992, 1990,1988, 1990,1989, 1994,1988, 1995,1247, 1996,1247, 1998,1328, 1998,1997, 1998,2001, 2001,1251, 2001,1252,
-	2001,1253, 2001,1258, 2002,2000, 2003,1261, 2003,2000, 2005,860, 2005,1071, 2005,1261, 2005,1430, 2005,1440, 2005,1449, 2005,2002,
-	2005,2003, 2005,2004, 2009,1251, 2010,1379, 2010,2008, 2010,2009, 2011,1604, 2011,1636, 2011,1655, 2011,1675, 2011,1678, 2011,1688,
-	2012,1303, 2013,1106, 2013,1719, 2014,1425, 2015,1283, 2015,1287, 2015,1393, 2015,1395, 2015,1719, 2015,1790, 2016,2018, 2017,1549,
-	2018,2017, 2019,813, 2020,813, 2021,2023, 2022,2023, 2024,2023, 2026,1269, 2027,1433, 2031,1085, 2031,1086, 2031,1294, 2031,1397,
-	2031,1457, 2031,1459, 2031,1537, 2031,1538, 2031,1778, 2031,2032, 2032,2039, 2033,1383, 2035,1301, 2036,2042, 2037,1463, 2038,1234,
-	2039,1366, 2039,1397, 2039,1457, 2039,1537, 2039,1538, 2039,2035, 2040,807, 2040,1101, 2040,1323, 2040,1340, 2040,1350, 2040,1361,
-	2040,1537, 2040,1538, 2040,2031, 2040,2039, 2040,2041, 2041,806, 2041,1295, 2041,1397, 2041,1537, 2041,1538, 2041,2038, 2043,1564,
-	2043,1599, 2043,1633, 2043,1662, 2043,1682, 2043,1688, 2044,1655, 2044,1662, 2044,1670, 2044,1693, 2047,1226, 2047,1389, 2049,592,
-	2049,2050, 2049,2051, 2051,386, 2052,386, 2052,1269, 2052,1301, 2054,1619, 2054,1675, 2054,1682, 2055,817,
+static const uint16_t ljcg_luajit2_20230119_calls[] = {
+	16387,8,16388,5,6,16390,6,16391,8,16392,5,16394,4,16395,1559,1561,1591,1682,1791,16396,648,1967,16397,11,1108,1561,1604,1627,
+	1633,1650,1655,1675,1678,1688,1689,1790,1791,16398,1607,1643,16399,12,350,648,1734,1781,16400,1,2,633,648,1960,1967,16402,1253,
+	1328,1453,16403,18,312,1061,1252,1328,1453,16404,1425,1426,1453,16405,1403,1453,16406,47,73,78,16407,51,374,1261,1795,16408,51,
+	65,374,378,1797,1810,16409,35,16410,52,374,378,1797,16412,57,374,378,1795,1796,1797,1803,1810,16413,1797,1803,16414,31,370,382,
+	1796,1797,1803,1810,16415,365,370,375,382,1810,16416,64,103,131,368,1805,33583,33585,33586,33587,33588,33589,33590,33591,33595,
+	33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,
+	34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,
+	34209,34210,34211,34213,34246,34264,34265,16417,64,103,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,
+	33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,
+	34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,
+	34213,34246,34264,34265,16418,40,64,103,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,
+	33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,
+	34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,
+	34264,34265,16419,64,103,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,
+	33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,
+	34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16420,
+	37,38,40,64,103,378,1795,16423,64,103,365,368,371,375,376,1071,1795,1805,33583,33585,33586,33587,33588,33589,33590,33591,33595,
+	33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,
+	34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,
+	34209,34210,34211,34213,34246,34264,34265,16425,55,57,65,76,363,366,374,378,380,1795,16426,55,57,129,374,375,378,380,1795,1797,
+	1803,1810,16428,35,47,16429,84,34247,16430,45,1453,16431,55,120,374,1797,1803,16432,35,55,362,374,1797,1799,1802,1803,34243,
+	34251,34274,16433,54,374,1797,16434,1751,16435,52,1795,16436,50,1795,16437,41,71,16438,1795,16439,51,54,56,59,1751,1795,1796,
+	1812,16441,55,1795,16442,1795,16443,76,1795,16444,54,59,374,1797,16445,54,59,76,374,1795,16446,64,65,84,368,375,376,378,380,
+	1802,1805,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,
+	34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,
+	34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16447,62,16448,84,
+	362,368,371,373,376,1795,1796,16449,366,380,16450,67,113,361,375,16451,378,16452,69,84,105,113,114,361,370,373,375,1453,1796,
+	1807,1809,16453,375,378,16454,1796,16455,65,84,364,365,371,374,376,377,378,379,380,381,667,1795,1797,1810,16456,65,365,371,376,
+	378,1795,1797,1810,16457,57,65,76,120,365,374,1797,1803,16458,378,1795,1797,1803,16459,22,23,24,25,26,28,29,30,32,33,34,36,39,
+	41,42,44,47,48,49,53,60,61,63,70,71,72,73,77,79,82,83,85,86,87,88,89,90,91,92,97,98,99,104,112,116,117,118,124,125,126,127,128,
+	130,132,1454,1795,16461,134,376,16462,374,1795,1797,16463,62,80,94,96,367,16466,1797,1803,16467,47,74,16468,1297,16469,47,74,
+	16470,35,16471,47,73,16472,47,89,16473,378,1797,1803,16474,64,103,110,131,1805,33583,33585,33586,33587,33588,33589,33590,33591,
+	33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,
+	34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,
+	34207,34209,34210,34211,34213,34246,34264,34265,16475,64,371,375,376,380,1795,1802,1805,33583,33585,33586,33587,33588,33589,
+	33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,
+	34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,
+	34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16476,373,1453,1796,1810,1812,16477,1804,1807,16478,84,370,382,
+	16479,1794,16480,84,93,1795,1807,1808,1809,16481,35,16482,65,375,16483,65,361,371,375,376,1795,1810,16484,40,43,16485,37,100,
+	1381,1453,1811,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,
+	33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,
+	34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16486,46,
+	16487,376,378,1798,1799,1802,16488,65,129,376,378,1795,1797,1810,16489,106,16490,84,106,107,119,1796,1812,16492,1812,16494,105,
+	108,16495,1453,16496,64,103,110,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,
+	33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,
+	34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,
+	16498,365,366,375,376,378,16499,84,372,376,1261,1795,16500,58,365,368,374,1797,16501,64,65,376,378,1802,1805,33583,33585,33586,
+	33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,
+	34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,
+	34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16502,47,73,16505,34248,16506,27,84,114,115,361,
+	368,371,375,1796,16508,375,376,380,1795,1810,16509,64,103,110,33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,
+	33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,
+	34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,
+	34211,34213,34246,34264,34265,16510,131,1797,16511,64,103,110,368,1805,33583,33585,33586,33587,33588,33589,33590,33591,33595,
+	33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,
+	34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,
+	34209,34210,34211,34213,34246,34264,34265,16512,55,374,378,1795,1797,1803,1810,16513,65,378,1797,1810,16514,64,103,110,131,1805,
+	33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,
+	34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,
+	34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16515,371,372,376,1261,1795,
+	16516,65,375,376,1795,1797,1810,16518,55,374,375,376,1812,16519,149,168,410,16520,139,168,16521,600,602,603,604,606,610,618,825,
+	1241,16522,138,1106,1655,1659,1675,1973,2011,16523,386,682,1301,16524,139,233,409,413,576,16525,139,140,146,397,399,410,413,675,
+	16526,144,145,409,410,16527,139,147,168,399,412,16528,143,147,397,412,675,683,16529,143,147,397,412,650,675,683,16530,139,147,
+	233,234,409,413,16531,139,675,16532,139,168,234,399,409,16533,139,16534,139,233,234,399,409,411,413,16535,139,168,397,399,404,
+	409,650,676,16538,153,16539,153,16540,1119,1406,16541,156,814,1112,16542,157,824,1397,1698,16543,156,161,824,1302,1397,16544,
+	163,824,16545,162,824,1440,1449,16546,824,1397,16548,153,16550,389,16552,166,16555,814,1424,16556,174,813,1424,16557,813,1424,
+	16558,175,1424,16559,813,1424,16560,169,172,173,176,813,814,1424,16562,1302,16564,1303,16565,1104,16566,1386,16568,854,1106,
+	1242,1386,1433,16569,851,16570,34250,16571,186,1106,1300,16573,187,1106,1301,16574,1386,16575,1328,16576,1106,16577,1069,1074,
+	1103,16578,831,832,834,835,837,838,849,1242,1302,16579,848,849,1074,1081,1242,1302,16582,198,199,16583,198,199,16584,199,204,
+	854,16585,199,202,840,851,1106,1302,16586,203,851,16589,210,851,16590,210,851,1433,16592,1078,1105,1108,16593,1078,1105,1108,
+	16594,1078,1108,16595,210,213,16596,214,16597,213,847,851,16598,214,847,851,1433,1434,16600,1103,16601,1355,1367,1453,1456,
+	16602,1106,16603,1453,16604,1106,16605,1397,16606,1107,16607,1406,16610,223,228,1107,1397,16611,1440,1468,16612,221,16614,800,
+	1068,1226,1239,1460,33569,16616,1449,16617,1449,16618,232,16619,1328,1425,1453,16620,645,1113,1233,16622,239,16624,264,16625,
+	266,284,16627,278,283,16628,278,16629,254,261,263,16630,260,16631,240,241,249,271,287,16632,241,284,1406,16633,248,253,256,284,
+	16634,241,264,275,1076,16635,241,266,267,270,284,287,295,1067,1076,16636,240,241,254,261,263,266,284,287,1074,1076,16637,241,
+	246,255,260,284,287,1062,16638,264,1074,1076,16639,241,284,16640,241,246,284,287,16641,241,250,254,258,261,263,266,267,282,284,
+	287,289,1067,1076,16643,254,261,263,266,16644,241,271,16645,249,251,262,267,284,290,292,16646,241,249,250,254,258,261,263,266,
+	267,287,294,295,1076,16647,241,247,249,252,263,264,266,271,281,284,287,290,291,16648,267,16649,267,1078,16650,267,296,16651,296,
+	813,1107,1406,1407,16652,275,287,16653,241,264,268,275,276,287,16654,264,275,16655,264,270,16656,241,265,266,267,268,284,287,
+	1069,1077,1078,16657,241,245,265,267,268,274,276,281,284,287,1074,1077,16658,241,245,264,268,276,281,287,1072,16659,269,276,
+	16660,264,272,273,16662,278,16663,278,813,1070,1397,16664,278,284,16666,284,16668,285,16669,243,244,278,279,283,286,288,293,
+	16670,267,278,813,1427,16671,284,16672,264,267,278,1104,16673,241,267,284,287,16674,240,16675,290,16676,290,292,16677,266,267,
+	278,813,1397,16678,264,277,1071,16679,249,266,267,284,1067,1076,16680,1406,16681,621,1230,1293,16682,257,259,264,280,16683,1237,
+	1238,16684,1553,16685,1118,1270,1312,1396,1440,1462,2012,16686,809,1118,1119,1231,1273,1351,16687,170,171,176,814,16688,1610,
+	1653,1661,1670,16689,319,320,323,852,1071,1075,1082,1253,1254,1258,1328,1453,16690,1253,1328,16691,18,329,1075,1453,16692,1074,
+	1081,1253,1254,1328,16693,1077,16694,311,317,328,1253,1328,1432,1453,16695,319,840,1328,1453,16696,1253,1328,16697,314,315,316,
+	317,1246,1328,16698,1254,1328,16699,317,16702,313,317,326,1253,1254,1256,1328,1348,1453,16703,18,317,318,1069,1074,1252,1253,
+	1254,1258,1328,1453,16704,321,322,1246,1253,1254,1328,16705,1254,1328,16707,1246,1253,1258,1453,16708,319,1253,1328,16709,329,
+	1075,1252,1328,1359,1432,1453,16712,1377,1453,16713,1252,16714,319,16715,317,1074,1253,1254,1328,1453,16721,338,16723,335,336,
+	337,338,16724,333,334,335,336,337,338,339,16728,345,1089,16730,1277,1278,1629,1653,1676,16731,345,349,16732,813,817,818,16733,
+	824,16734,1734,16735,1,16736,1547,1644,1650,1653,1961,16737,1614,1628,1630,1644,1646,1662,33456,34811,16738,353,1581,1961,16739,
+	1547,1619,1627,1650,1655,1662,1675,1688,1965,16740,1619,1662,1965,16741,353,1619,1653,1961,16742,1604,1655,16743,353,1579,1961,
+	16744,353,687,1548,1619,1628,1630,1644,1647,1675,1682,1961,16745,365,16746,371,378,16747,374,16748,376,16752,378,16753,371,375,
+	376,378,16754,376,16755,368,376,16756,376,16757,378,16759,368,371,376,16766,376,16767,1650,16768,192,1719,16769,1087,1107,1406,
+	16770,1269,16771,1083,1117,1407,16773,1269,16774,1269,1274,16775,2047,16776,1466,16777,394,16778,141,142,394,414,1272,2026,2030,
+	16779,393,413,689,1272,16780,145,393,16781,139,167,234,16782,400,407,409,1272,16783,167,16784,234,409,16786,393,410,695,16787,
+	393,410,16789,148,168,389,393,395,397,398,400,407,409,410,691,698,1272,1756,2049,16790,139,168,389,405,408,1272,1759,16791,698,
+	16792,139,150,168,232,233,393,395,400,401,404,407,409,689,691,695,1242,1271,1440,1446,1449,16793,397,410,411,16794,168,397,399,
+	411,16795,139,147,412,675,678,682,683,16796,139,149,232,233,234,397,16797,397,409,16798,151,394,406,1272,16799,1103,1275,1315,
+	16800,1106,1118,1386,16801,836,16802,419,846,1106,1450,16803,1103,16804,1061,1102,1104,1119,16805,851,1102,16806,851,1102,16807,
+	1049,1103,16808,1397,1440,1451,16809,1075,1078,1108,1316,1317,1318,16810,419,1075,1078,1108,1316,16811,1397,1434,1451,16812,
+	1253,1256,16814,1573,1619,1682,1966,16815,1397,16818,1247,16819,1247,1321,16821,1247,1321,16822,1246,1247,16823,827,1247,1252,
+	1409,1413,1414,33583,33585,33586,33587,33588,33589,33590,33591,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,
+	34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34178,34179,34180,34183,34184,34186,34193,
+	34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16824,827,1247,1252,33583,33585,33586,
+	33587,33588,33589,33590,33591,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,
+	34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,
+	34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16825,820,827,1247,1252,16826,812,1247,1252,16827,1247,
+	1252,1321,16828,449,1254,16830,449,16832,449,16834,1247,16835,1247,16836,1254,16841,1247,1331,1335,16845,1247,1321,1336,16846,
+	1336,16847,1336,16848,1336,16849,1336,16850,1322,16851,1258,1261,1333,1432,16852,1258,1333,16853,1247,1321,16854,1258,16855,
+	1258,16858,1254,16860,1254,16862,1256,16863,1256,16865,1254,16866,1256,16867,1256,16868,1254,16871,1254,16872,1256,33583,33585,
+	33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,
+	34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,
+	34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16873,1256,33583,33585,33586,33587,33588,
+	33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,
+	34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,
+	34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,16874,1256,1486,16876,684,1254,16877,831,832,834,835,837,838,
+	1254,16880,839,1254,16881,685,16884,1485,16887,1256,1485,16888,1256,1485,16889,1262,16890,1256,1485,16891,1252,16892,1252,1397,
+	16893,1392,16894,1258,16895,1328,16896,1256,1425,16898,1252,1400,1401,16899,1252,1402,16900,686,1253,1328,16901,1343,16902,1247,
+	16906,685,1253,16907,684,1254,16908,685,1253,16909,1253,1254,16915,685,16916,685,16917,684,16930,1253,16933,1986,16934,1986,
+	16935,1254,16936,1253,16937,1254,16940,1253,16942,1253,16946,1248,1256,16947,1256,16949,1256,1328,16951,1256,16956,1253,16957,
+	684,685,1253,1254,1328,16959,686,16960,1485,16961,428,578,16962,1996,16963,580,581,582,583,584,586,588,589,1302,1537,1538,16965,
+	386,585,1233,16967,139,152,389,591,16971,1387,1440,16973,813,1424,16975,139,627,628,630,2053,16977,1302,16978,1303,16979,1302,
+	16980,8,16981,3,596,1252,1253,1256,1261,1432,16982,597,16983,1101,1119,1498,16984,608,16985,599,1305,1449,16986,602,16987,602,
+	16988,602,16989,602,603,16990,602,16993,137,601,605,611,612,1399,1447,1789,16994,1789,16995,611,33623,33995,33996,33997,34153,
+	34162,34199,34227,34235,16996,1394,16998,602,16999,602,607,17000,602,1305,17001,602,613,1390,17002,602,607,17004,1619,1675,1678,
+	1688,17006,1996,17007,1108,1619,1632,1675,1680,17009,677,679,17011,625,629,1269,17012,1269,1301,17013,679,17014,629,1269,17015,
+	354,359,17016,353,1581,1619,1659,1662,1675,1688,1961,17018,197,619,1549,17019,197,17021,634,635,17023,196,197,17025,635,638,639,
+	17027,1604,1648,1651,1653,1658,1688,17028,1675,1682,17035,1574,1575,1650,17036,651,656,1106,1107,1386,17037,1106,1646,33420,
+	17038,1641,17039,654,1283,1406,1562,17040,657,658,659,660,1102,1278,1570,1575,17041,826,1242,1397,17042,826,1242,1397,17043,826,
+	1242,1397,17045,1103,1422,1575,17046,655,665,17047,1641,1670,17048,1106,17049,666,1106,17050,1104,17052,1278,17053,1477,17054,
+	669,1101,17055,1397,1432,1644,17058,1097,17059,677,680,17060,677,681,17062,677,17063,682,683,17064,389,17066,677,680,681,17067,
+	675,17069,1496,17070,1253,1254,1256,17072,1671,34322,17073,390,1272,17074,692,693,697,813,1269,1353,17075,390,695,1269,1274,
+	17076,1112,17077,692,1269,17078,692,813,1269,1302,1352,1427,1698,17079,1272,17080,690,692,693,694,697,699,813,1269,1353,17081,
+	692,813,17082,390,1272,17083,692,693,813,1269,1353,17084,1108,1576,1610,1619,1670,17085,810,1231,1397,1451,17087,1513,1514,
+	17088,1515,1516,17089,1517,1518,17090,1521,17091,1521,17093,1520,17094,1307,1519,17095,1513,17096,1515,17097,1517,17098,1232,
+	17099,1525,17100,1491,17101,1487,1504,17102,1487,1504,17103,1490,17107,1488,17108,1489,17111,1524,17112,1524,17113,1524,17114,
+	1523,1524,17117,1522,17118,1522,17119,1522,17120,1522,17121,1524,17122,1524,17123,1524,17124,1523,1524,17126,1526,17129,1526,
+	17130,1520,17131,1491,17132,1491,17133,754,1525,17134,754,17135,754,1488,17137,754,17146,1438,1527,17147,1491,17148,1513,17149,
+	1495,1515,17150,1517,17152,1513,1514,17153,1515,1516,17154,1517,1518,17156,1517,17157,1503,17158,774,1503,17159,1503,17161,1513,
+	1514,17162,1515,1516,17163,1517,1518,17164,1243,1430,17165,1528,17166,1529,17167,1530,17168,1531,17169,1243,1440,17170,1532,
+	17171,787,1446,17172,1533,17173,1443,1534,17174,1535,17175,1226,17177,1536,17180,1235,17181,1235,17182,1386,17183,647,648,1734,
+	17184,2,17185,802,803,804,17186,2,16,1960,17187,15,2028,2029,17188,351,802,803,17190,133,1298,1300,34012,17191,62,66,68,75,81,
+	84,95,101,102,109,110,111,121,122,123,1250,1299,1300,1452,1453,1459,1801,17193,156,157,158,810,824,1387,17194,154,155,159,160,
+	164,165,824,1302,17195,1476,33071,17196,826,1397,17197,180,1112,17198,180,1112,17199,816,17200,813,17201,813,17202,813,17203,
+	813,17204,813,1112,17205,813,17206,813,17207,813,1410,1420,1433,17209,1303,17210,814,17211,1397,17212,813,17213,1233,17214,849,
+	1103,1425,1426,17217,1075,1078,1108,1316,17220,193,194,195,833,17221,838,17224,1074,17225,200,201,1242,1449,1481,17226,184,1118,
+	17227,185,17229,183,188,189,1450,17230,0,17231,851,1106,17232,207,848,17233,208,848,849,17234,205,210,211,851,852,17235,206,209,
+	212,845,849,1069,1074,17236,1077,17237,1106,17238,849,858,1302,17240,215,853,854,17241,849,1069,1081,1106,17242,1074,1302,17243,
+	1303,17244,859,1302,17245,847,851,1106,17246,1449,17247,830,1242,1397,1414,17248,1242,1284,1370,17249,1242,1275,1373,17250,181,
+	17251,181,17252,181,1242,1397,17253,181,1102,1279,17254,181,1242,1374,17255,181,1242,1275,1376,17256,181,17257,181,1242,1279,
+	1397,17258,181,817,818,1102,1104,1242,1315,1410,1415,1604,17259,181,817,851,1104,1279,17260,181,1242,1408,17261,181,1302,1698,
+	17262,181,813,1279,1302,1698,17263,181,17264,181,851,1233,1279,1284,17265,181,1279,17266,814,1242,1279,1285,1371,1372,1397,1434,
+	1468,17267,1282,1287,1614,17268,1103,1640,17270,1654,17271,1102,1653,17272,884,1291,1980,33970,17273,1579,1644,1675,1682,17274,
+	1275,1618,17275,1620,1621,1622,1648,1650,1653,1658,2046,33411,17276,624,1088,1102,1589,1610,1626,1632,1647,1680,1983,1984,1985,
+	2044,17277,624,1102,1278,1624,1626,1653,1655,1693,17278,1275,1625,17280,346,17282,1106,1285,1669,17283,624,1567,1571,1588,1655,
+	1660,1671,1675,1688,1718,33411,17284,624,1102,1275,1278,1626,1653,1672,17285,1286,1673,17286,346,1275,17287,1103,1669,17288,624,
+	1287,1599,1682,17289,1102,1277,1278,1649,17290,1102,1233,1277,1278,17291,1288,1581,1604,1613,17292,1287,1602,1607,1613,1633,
+	1655,1675,17293,1062,1283,17294,420,1072,17295,418,17296,418,1277,17297,420,851,1102,1242,1275,1302,17298,1061,1119,1242,1283,
+	17299,1051,17300,423,854,1242,17301,423,851,1106,17302,421,422,17303,421,17304,421,422,17305,419,862,1102,1275,17306,420,848,
+	1077,1275,17307,1050,1283,17308,417,17309,419,841,943,1075,1078,1108,1316,17310,417,17311,417,17312,417,17313,425,856,857,1103,
+	1242,17314,426,17315,417,17316,417,17317,417,17318,417,17319,417,17320,425,857,861,1103,1106,17321,426,17322,417,17323,417,
+	17324,419,1075,1078,1079,1080,1242,1316,1406,17325,417,17326,420,1102,1106,1242,1285,1302,1450,17327,420,421,850,860,1071,1082,
+	1102,1242,1305,1433,1449,17328,420,1069,1077,1283,17329,420,421,1077,1082,17330,421,851,1242,1275,1397,17331,421,1242,1397,1451,
+	1610,17332,420,1242,1302,17334,1085,1102,1287,17335,957,17336,664,1575,17337,662,17338,653,655,17339,651,666,17340,666,1647,
+	1650,17341,651,665,1106,17342,665,1575,17343,653,665,17344,656,665,17345,665,1103,1282,1575,17346,665,1282,1287,1575,17347,661,
+	665,17348,654,1283,1288,1575,17349,662,17350,654,1283,1288,1575,17351,656,664,17352,654,1575,17353,1275,1650,17354,661,664,
+	17355,1277,1288,1449,1576,1642,1655,1661,17356,1278,1558,1978,17357,1978,17358,1978,17359,672,673,674,1108,1283,17360,1102,1285,
+	1433,1438,1440,1450,17361,1278,1283,1555,1650,17362,1277,1288,1449,1556,1640,33439,17363,1449,1557,17364,1282,17365,431,17366,
+	216,1089,1278,1287,17367,216,1089,1090,1287,1397,1451,1610,1645,1670,1977,17368,216,1278,17369,216,1093,1278,1397,17370,1278,
+	33583,33585,33586,33587,33588,33589,33590,33591,33595,33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,
+	34070,34124,34138,34141,34142,34144,34160,34161,34165,34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,
+	34193,34196,34197,34198,34203,34204,34205,34206,34207,34209,34210,34211,34213,34246,34264,34265,17371,1278,17372,668,1397,1610,
+	1670,1977,17373,668,1278,17374,668,1261,1278,1698,17375,668,1397,17376,668,1278,1450,1610,17377,1277,1283,1288,1545,1580,1638,
+	1675,34584,17378,1288,1545,1582,1675,17379,993,17380,1280,1281,1356,1483,17381,1280,1813,17382,1102,1610,1625,1641,1645,1655,
+	1658,1660,1673,1675,1678,1688,17384,814,1242,1397,1568,1589,1610,1688,1974,1976,17385,1568,1590,1652,17386,1574,1589,17387,1287,
+	1606,17388,1567,1653,17389,1567,1575,17390,1567,1575,17391,1282,1288,1653,17392,620,623,1571,1651,1652,1675,1688,17393,1106,
+	1653,17394,430,1541,1546,1567,17395,430,1541,1546,1567,1647,1650,1682,17396,430,1546,1567,1581,17397,1539,1567,1573,1579,1619,
+	1647,1688,1733,17398,1541,1567,1630,1651,1653,17399,358,1567,1592,1619,1655,1675,1688,1736,1975,17400,1567,1573,1604,1607,1619,
+	1633,1645,1650,1653,1655,1659,1670,1675,1678,1682,1688,17401,1567,1589,1630,1651,1966,17402,1571,1610,1625,1655,1670,1673,17403,
+	1544,1572,17404,1106,1422,1434,1604,1627,1682,17405,1275,1319,17406,1285,1438,17407,1275,1285,1660,17408,1102,1278,17409,1085,
+	1102,1106,1233,1278,1285,17410,811,1106,1242,1277,1397,34823,17411,2015,17412,1242,1397,1408,17413,1283,1291,33798,17414,1719,
+	1790,17415,13,1102,1559,1563,1567,1588,1591,1593,1648,1688,1719,17416,2015,17417,812,818,820,1242,1278,1283,1288,1397,17418,
+	1285,1428,17419,1285,1430,17420,823,1108,1242,1278,1285,1287,1288,1397,1433,1438,17421,1106,1278,1285,1433,1438,1450,17422,1285,
+	1435,17423,1285,1436,17424,1285,17425,1278,1610,17426,1285,1445,17427,1242,1440,1451,17428,138,1277,1285,1438,1675,17429,1106,
+	1276,1302,17430,1106,1276,1302,17431,1106,1278,1285,1287,1433,1438,1605,17432,227,17433,222,224,225,1070,1108,1302,1451,17434,
+	226,227,17435,229,17436,1059,17439,1056,1473,17440,843,1494,17442,1472,17443,1472,17444,754,1058,1100,17445,242,1476,33066,
+	17447,18,1328,1453,17448,18,319,1077,17449,319,1453,17450,1253,1328,17452,844,17453,1069,17456,1071,17457,332,1067,1303,1397,
+	17458,1113,1301,17459,1433,1434,17460,1113,1301,17462,338,340,1397,17463,815,1397,1410,17464,1397,17467,344,1091,1406,17468,344,
+	348,813,817,1085,1087,1415,1417,17470,345,17471,345,1092,17472,344,1087,1091,1387,1440,1450,17474,1089,1406,17476,349,1093,
+	17478,1093,17479,182,190,1461,1463,33504,17480,33504,34237,17482,190,341,1089,1463,17483,341,1357,17484,341,1465,17485,1097,
+	33504,34237,34242,34260,34267,34268,34270,17486,385,17487,1104,17488,385,1406,17489,385,1407,17490,1107,17491,1083,1117,17492,
+	1107,1407,17493,387,17495,1091,1119,1406,1407,17496,1118,1119,1507,17497,387,17498,387,1092,17499,387,1114,17500,33160,17501,
+	429,1118,1119,1470,17502,1397,17503,388,17504,1117,1119,17505,391,1118,34276,34278,34279,17506,1180,1191,17507,1180,1192,17508,
+	1180,1183,1192,17509,1180,1192,17510,1180,1183,1192,17511,1180,1192,17512,1180,1183,1192,17513,1180,1192,17514,1180,1192,17515,
+	1180,1192,17516,1180,1192,17517,1180,1192,17518,1180,1386,1501,1503,17519,1180,1203,1386,1501,1503,17520,1180,1494,17521,1180,
+	1188,17522,1180,1186,17523,1180,1187,17524,1180,1188,1192,17525,1180,1194,17526,1180,1194,17527,1180,1194,17528,1180,1194,17529,
+	1180,1190,1192,1194,1475,17530,1180,1194,17531,1180,1194,17532,1180,1194,17533,1180,1190,1192,1194,1483,17534,1180,1194,17535,
+	1180,1186,17536,1180,1188,17537,1180,1194,17538,1180,1194,17539,1180,1190,1194,17540,1180,1190,1194,17541,1180,1186,17542,1180,
+	1194,17543,1180,1194,17544,1180,1194,17545,1180,17546,1180,1194,17547,1180,1194,17548,1180,1182,1188,1189,1444,17549,1180,1186,
+	17550,1180,1471,17551,1180,1188,1432,17552,1180,1188,17553,1180,1187,1192,1194,17554,1180,1184,17555,819,827,1180,1184,1193,
+	17556,821,827,1180,1184,1193,17557,1179,1180,1184,1185,17558,822,827,1180,1184,1193,17559,1180,1188,17560,1180,1181,1184,1188,
+	1402,1403,17561,1180,1188,17562,1180,17564,1186,1473,17566,1180,17567,1180,17568,1242,17569,1397,17571,1186,17573,1186,1187,
+	1433,17574,1180,1188,1190,17575,1503,17576,1194,17577,1188,17579,1106,1107,1117,1275,1283,17580,178,830,851,17581,178,830,17582,
+	178,830,17583,178,830,839,17584,830,17585,416,1102,17586,416,17587,1107,1117,17588,1106,17589,415,17590,1278,1285,17591,1280,
+	1281,17592,1280,17593,1280,17594,1280,17595,1280,1281,17596,1280,17597,1113,1285,17598,415,17599,1275,1277,17600,1275,1285,
+	17601,1106,1285,1286,1315,17602,1106,1283,1287,1386,17603,826,1102,1278,1397,17604,1283,17605,1278,1283,1287,17606,851,1077,
+	1102,1275,1283,1287,1425,1426,17607,1242,1275,1315,1404,17608,1365,1859,34628,34634,34635,34636,34637,34638,34639,34640,34641,
+	34642,34643,34644,34645,34646,34647,34648,34649,34650,34651,34652,34653,34654,34656,34657,34658,34659,34660,34661,34662,34663,
+	34664,34665,34666,34667,34668,34669,34670,34672,34673,34674,34676,34677,34678,34679,34680,34681,34682,34683,34684,34685,34686,
+	34687,34690,34691,34692,34693,34694,34695,34696,34700,34701,34703,34704,34705,34706,34707,34708,34710,34711,34712,34713,34714,
+	34715,34716,34717,34718,34719,34721,34722,34723,34724,34725,17609,20,1252,1253,1328,1453,17610,1229,1236,2045,17613,2045,17614,
+	1302,17615,593,595,17616,594,595,1243,17617,602,17618,607,17619,602,17620,1233,17621,599,17622,601,17623,611,612,17624,609,
+	17625,1305,17626,609,17627,1242,17628,1242,17629,1477,2016,17630,1328,33583,33585,33586,33587,33588,33589,33590,33591,33595,
+	33596,33597,33599,33600,33602,33603,33605,33606,33627,33630,34003,34012,34070,34124,34138,34141,34142,34144,34160,34161,34165,
+	34168,34169,34170,34177,34178,34179,34180,34181,34182,34183,34184,34186,34193,34196,34197,34198,34203,34204,34205,34206,34207,
+	34209,34210,34211,34213,34246,34264,34265,17631,1250,17632,1328,17633,1303,17634,1303,17635,1249,17636,1249,17637,1249,17638,
+	1251,17639,1249,17640,1251,17641,1253,1256,1754,17642,1249,17643,1249,17644,1249,17645,1302,17648,1392,17649,1328,1453,17650,
+	1328,1453,17651,1328,1453,17653,813,1111,1274,17654,1397,17655,696,17656,696,17657,692,693,1118,1119,17658,1406,17659,1102,
+	17660,1103,17661,1103,17662,1103,1425,1426,17663,1102,1103,17664,1103,1425,17665,1103,1426,17666,1105,1283,1288,17667,1103,1403,
+	17668,1103,17669,1103,17670,1102,17671,1278,17672,1283,17673,1291,1397,1451,17674,1576,1646,1670,17675,1646,17676,700,701,1230,
+	1397,1449,1451,17677,1113,1303,17678,1729,17679,1729,17680,1110,1728,17681,1294,1453,1727,17682,1729,1730,1731,17683,1727,1729,
+	17685,1303,17686,1112,17687,1112,17688,1114,1315,1485,1735,2014,33827,17689,1434,17690,1115,1315,17691,813,817,1113,1114,1242,
+	1315,1397,1410,1415,33820,17692,1109,1315,1319,1392,1735,33821,33822,17693,1305,1319,33821,33822,17694,1315,1735,33821,33822,
+	17695,1113,1425,1426,17696,1397,17697,1104,1278,1280,1283,17698,1114,1315,1735,33827,17699,1434,17701,1113,1114,1305,1315,1432,
+	1735,33827,17702,1113,1114,1305,1315,1432,1443,1735,33826,17705,1250,17706,1247,17707,342,343,17708,3,1247,17709,7,1247,17710,9,
+	1247,17711,10,1247,17712,1247,1253,1321,1453,33200,33201,33202,33203,33204,33205,33206,33207,33208,33209,33210,33211,33212,
+	33213,33214,33215,33216,33217,33218,33219,33220,33221,33222,33223,33224,33225,33226,33227,33228,33229,33230,33231,33232,33233,
+	33234,33235,33236,33237,33238,33239,33240,33241,33242,33243,33244,33245,33246,33247,33248,33249,33250,33251,33252,33253,33254,
+	33255,33256,33257,33258,33259,33260,33261,33262,33263,33264,33265,33266,33267,33268,33269,33270,33271,33272,33273,33274,33275,
+	33276,33277,33278,33279,33280,33281,33282,33283,33284,33285,33286,33287,33288,33289,33290,33291,33292,33293,33294,33295,33296,
+	33297,33298,33299,33300,33301,33302,33303,33304,33305,33306,33307,33308,33309,33310,33311,33312,33313,33314,33315,33316,33317,
+	33318,33319,33320,33321,33322,33323,33324,33325,33326,33327,33328,33329,33330,33331,33332,33333,33334,33335,33336,33337,33338,
+	33339,33340,33341,33342,33343,34092,34093,34094,34095,34097,34098,34099,34100,34102,34105,34107,17713,8,596,1247,17714,597,598,
+	1247,17715,7,1255,1322,17716,597,1247,17717,3,17718,8,596,1321,17720,8,596,17721,9,1247,17723,10,1247,1819,17724,1119,1476,1552,
+	33068,17725,235,1328,1485,1753,17726,1328,1742,17727,1739,1740,17728,1741,17729,1328,17730,235,1253,1265,1328,17731,1256,1328,
+	1453,1742,17732,1328,1453,1742,17733,235,1248,1253,1328,17734,1990,1991,1993,1994,17735,139,390,579,587,590,1272,1387,1397,1762,
+	17736,1449,17737,1242,1397,1451,17738,1355,17741,1101,17742,1453,1820,17743,1252,1253,1257,17744,1253,1255,1258,1263,1328,1338,
+	1358,1359,1362,1434,1453,1752,1835,1848,33826,33827,17745,622,1224,1246,1252,1253,1257,1262,1264,1265,1267,1328,1341,1346,1348,
+	1349,1358,1359,1360,1364,1365,1367,1368,1377,1380,1453,1454,1822,1823,1824,1825,1830,1831,1833,1836,1837,1838,1839,1840,1841,
+	1842,1844,1845,1846,1847,1850,1852,1854,1855,1856,1858,1995,17746,1248,1252,1253,1255,1258,1328,1360,1434,1453,17747,1246,1253,
+	1328,1369,1849,17748,1319,1328,17749,219,1252,1258,1328,1367,1377,1380,1453,1822,1995,33820,33826,33827,17750,1247,1367,1377,
+	1382,1453,1829,1838,1853,17751,191,1377,17752,1453,1820,17753,1328,17754,1106,1969,17755,1106,1432,1438,1443,1448,17756,1106,
+	1434,1438,1443,1448,17757,1397,1970,17758,1969,17759,1971,17760,1970,17761,1247,1378,2010,17762,1301,1453,17763,1303,17764,2006,
+	2007,17765,1999,2000,17766,1247,1259,1328,1377,1997,1998,2001,2004,17767,1386,1999,2003,2005,17768,2006,2007,17769,1226,17770,
+	1113,1119,1962,17771,1386,17772,1302,2012,17773,1962,17774,1962,17775,1303,1355,1399,17780,1355,1399,17781,1113,1391,1398,17782,
+	1394,1397,17783,1303,17784,1397,17785,1397,1420,17786,1397,1419,17787,1401,1402,17788,1320,1397,1403,1420,1421,17790,1407,17791,
+	813,817,1387,1397,1405,1410,1414,1417,17792,817,1102,1108,1278,1280,1283,1315,1320,1397,1404,1405,1409,1410,1411,1412,1414,1415,
+	1417,1604,2019,2020,17793,813,17794,1419,17795,1414,1415,17796,1414,17797,2019,17798,813,17799,813,1420,17800,1410,17801,813,
+	1421,17802,2020,17803,813,1420,1423,1744,1745,1746,1747,1748,17806,1410,1415,17809,1427,17810,1427,17811,2021,2022,2024,2025,
+	17813,1430,17814,1750,17816,642,1319,1433,1434,17821,642,1319,17822,2027,17823,1438,17824,1750,17825,1750,17826,1440,17827,642,
+	1449,1959,17828,1437,17830,1448,17831,1959,17832,1113,1303,1449,1450,17833,642,1113,1319,1443,1450,1451,17834,1443,17835,1443,
+	17836,1303,17837,1119,17838,1119,17839,1242,1386,1476,1537,1538,2034,2037,34801,17840,2036,17841,1296,1397,1537,1538,2036,17842,
+	2036,17844,1296,17845,1463,17847,1476,34808,17849,1463,17852,1303,17855,1520,17857,1386,1471,17860,1493,17863,1455,17864,1120,
+	17866,842,17868,1483,17869,1484,17870,1475,1483,1506,17872,1386,17874,1095,17875,1461,17876,1098,17878,1386,17883,1058,1099,
+	17885,1503,17887,1505,17888,1512,17889,1055,17892,1494,17894,1504,17895,1119,17896,1508,17901,1058,1304,17903,1471,17904,1306,
+	17906,1308,1519,17907,1309,17908,1310,17909,1311,17910,1313,17911,1314,1519,17913,1433,17915,1317,17917,1450,17919,1318,17921,
+	1498,17922,1386,1397,1433,1434,17924,1653,17925,1539,1540,1542,1543,1579,1645,1646,1650,1675,1733,17926,1597,1627,1641,1647,
+	1655,1674,1675,1687,1688,17927,1653,17929,1233,17930,1573,1682,17931,687,1607,1619,1644,1650,1655,1662,1682,1688,1961,17932,644,
+	1579,1607,1630,1643,1650,1662,1675,1682,1792,17934,1247,1453,17936,1263,17937,1247,1303,1328,1378,1379,1453,1550,1551,17938,
+	1602,1613,1647,1671,1682,17939,1084,17940,1457,1557,1786,17941,1101,1457,1787,17942,1101,1106,1456,1457,1981,1982,17943,14,383,
+	1650,17944,1559,17945,14,383,1630,1675,1682,17946,385,17948,645,1470,1577,17949,645,1102,17950,645,1103,1425,1426,17951,645,
+	1103,1242,1403,17952,645,1103,1425,17953,1103,1105,1682,17954,1108,1605,17955,1103,1688,17956,1104,1598,17957,1107,1407,17958,
+	1575,1650,17959,1647,17960,1610,1650,1655,1658,1662,1674,1675,1688,17961,1397,1434,1625,17962,1559,1560,1563,1593,1682,17963,
+	1580,17964,1638,34585,17965,1582,17966,1638,1647,34583,17967,1579,17968,1397,1440,1451,17969,1639,34523,17970,702,1592,1596,
+	1630,1675,17971,1576,1604,1646,1653,1670,1675,34463,34464,34465,34466,34467,34468,34471,34472,34473,34474,34476,17972,645,1103,
+	1425,1426,17973,645,1103,1242,1403,17974,645,1103,1425,17975,14,383,17976,1108,1576,1619,1655,1662,1670,1675,1688,17977,383,
+	1607,17978,1628,1643,1659,1661,1675,1680,1688,17979,1586,17980,1570,1646,1655,1670,1675,17981,1619,1673,17982,645,1397,1434,
+	17983,1607,1623,1626,1647,1650,17984,1104,17985,1628,1648,1659,1661,17986,1083,1085,17988,17,1470,17989,1386,17990,230,1101,
+	1226,1241,1476,1557,33067,17991,1307,1387,1470,17992,236,645,17993,1476,33065,17994,1242,1387,1442,17995,811,17996,645,1309,
+	1470,17997,1117,17998,1240,1242,18002,645,1387,18003,645,1317,1387,1397,1470,18007,1088,18008,347,349,1387,18009,645,1387,18010,
+	1085,18011,645,1317,1470,18013,645,1094,1387,18014,646,18015,645,18016,645,1425,1426,18017,645,18018,645,18020,645,1308,1470,
+	18021,1638,18022,1242,1268,1476,33070,18023,230,799,805,1096,1354,1476,33069,33569,18024,1242,1387,1388,18025,621,1113,1242,
+	1387,1468,18026,645,1113,1387,1444,18027,645,1403,1438,18028,17,646,1498,18029,1387,18030,621,1230,1242,1387,18031,1242,1407,
+	18032,1387,18033,1293,1387,18034,1242,1387,1397,18035,1387,18036,1387,18037,1242,1387,1397,18038,1387,18039,645,1387,18040,1242,
+	1407,18041,645,1319,18042,645,1432,18043,645,1387,1433,18044,645,1449,18045,645,1450,18046,646,18047,236,18048,1226,1389,18049,
+	17,1118,1387,1501,18053,645,1233,18054,645,1318,1397,1470,18055,1101,18056,347,18057,645,1106,1233,1457,18058,645,1318,1470,
+	18059,1386,18060,645,1094,1233,18062,645,18063,645,18064,645,1425,1426,18065,645,1425,1426,18066,645,1242,1403,18067,645,1425,
+	18068,645,1425,18069,645,1320,18070,645,18071,645,18072,645,18074,645,18075,645,1233,18077,1386,18078,1113,1119,33825,18079,
+	1290,1292,1397,1451,1650,1749,33651,33652,33653,33654,33655,33656,33675,33676,33717,33718,33761,33762,33763,33766,33788,33789,
+	33790,33791,33792,33793,33815,33963,33969,33972,33973,33974,33981,33982,33983,33984,33985,33990,33991,34483,34484,18080,1292,
+	33631,33964,33965,33966,33967,33968,18081,1292,33657,33658,33659,33660,33661,33662,33663,33664,33665,33666,33667,33668,33669,
+	33670,33671,33672,33673,33674,18082,424,427,1048,1073,1292,1440,1451,1650,33677,33678,33679,33680,33681,33682,33683,33684,33685,
+	33686,33687,33688,33689,33690,33691,33692,33693,33694,33695,33696,33697,33698,33699,33700,33701,33702,33703,33704,33705,33706,
+	33707,33708,33709,33710,33711,33712,33713,33714,33715,33716,18083,663,1292,1670,33719,33720,33721,33722,33723,33724,33725,33726,
+	33727,33728,33729,33730,33731,33732,33733,33734,33735,33736,33737,33738,18084,670,1290,1292,1648,1650,33739,33740,33741,33742,
+	33743,33744,33748,33749,34469,34470,18085,1292,33745,33746,33747,18086,1292,33750,33751,33752,33753,33754,33755,33756,33757,
+	33758,33759,33760,18087,1292,1641,33764,33765,33975,33976,33977,33978,33979,33980,18088,1292,33767,33768,33769,33770,33771,
+	33772,33773,33774,33775,33776,33777,18089,1291,1576,1584,1595,1608,1610,1619,1650,1655,1661,1670,1675,1678,1979,33778,33779,
+	33780,33781,33782,33783,33784,33785,33786,33787,18090,1290,1292,1440,1451,33794,33795,33796,33797,33799,33800,33801,33986,33987,
+	33988,33989,34475,18091,1292,1619,1670,33632,33633,33634,33635,33636,33637,33638,33639,33640,33641,33642,33643,33644,33645,
+	33646,33647,33648,33649,33650,18092,1290,1292,1619,1670,33804,33805,33808,33811,33812,34477,34478,34479,34480,34481,34482,18093,
+	1289,33802,18094,1289,33803,18095,1289,33806,18096,1289,33807,18097,1289,33809,18098,1289,33810,18099,1289,33813,18100,1289,
+	33814,18101,687,1585,1606,1609,1961,34547,18103,220,384,1106,1719,1720,1722,1723,1724,1732,1987,2013,18104,218,18106,1106,18107,
+	1721,18108,1719,1987,18109,1355,1453,1726,1728,34247,18110,1453,18111,1116,1725,18113,1730,1731,18114,1118,18116,1719,1987,
+	18117,1578,1647,1662,18118,1355,18120,1650,1653,1655,1670,18123,1737,1739,1743,18124,1247,1253,1254,1328,1738,18125,1753,18126,
+	1328,1737,1738,1742,18127,1737,1743,18131,1423,18133,1397,1440,1451,18134,1113,1302,1303,18139,1682,18140,139,389,402,408,410,
+	691,1272,18141,135,136,150,386,389,402,405,689,695,1757,18142,590,591,1762,18143,139,232,579,587,590,691,1272,1762,1772,18144,
+	147,628,18145,405,1757,18146,695,1769,1775,2026,18147,389,590,591,691,698,1272,1764,1765,18148,135,139,166,168,402,590,591,680,
+	689,695,698,1758,1780,2048,2052,18149,139,168,403,590,591,680,689,695,1758,2048,2052,18150,150,398,698,1272,1759,2049,18151,139,
+	147,626,628,698,18152,147,675,683,691,1272,1758,1776,18154,626,628,630,689,698,1269,1272,1769,1770,2026,18155,135,168,399,402,
+	411,695,698,1759,2048,2052,18156,168,389,689,695,698,1272,1353,2048,2052,18157,139,147,396,590,591,679,680,683,691,1272,1760,
+	1762,18158,139,402,409,410,1272,1769,18159,691,1271,1272,1758,1760,1761,1763,1766,1767,1768,1770,1771,1773,1774,1777,18160,396,
+	689,1272,1758,18161,139,147,396,590,591,679,680,683,689,691,1272,1758,18162,179,1355,18163,231,304,354,360,631,632,1587,1614,
+	1645,1670,1782,1783,1784,1964,18164,1397,1434,18166,1604,1619,1628,1662,1675,1678,1682,18169,1788,18170,34553,18172,1101,18173,
+	614,615,616,617,618,18174,1570,1791,18175,1106,1648,1650,18176,1647,1653,2054,18177,1650,18178,1247,18179,1796,18180,1800,1806,
+	18181,1809,1810,18182,373,1808,1809,18183,373,1797,18184,1808,18185,84,1806,18186,84,1808,18187,368,369,373,1796,1807,18188,
+	1800,18190,368,369,371,375,18191,373,1794,18192,370,1806,1812,18193,382,18194,1804,18196,1453,18197,1355,18200,1106,1570,1604,
+	1682,18203,1254,1818,18204,1362,1453,1821,1995,18205,1252,1253,1258,1328,18206,1258,1328,1842,1995,18207,1384,18208,1247,1377,
+	18209,1311,1328,1344,1377,1826,1827,1828,1829,1995,18210,1253,1256,1328,18212,1827,18213,428,577,578,1328,1344,1826,1827,18214,
+	217,1367,1832,18215,217,1832,18216,1453,18217,1453,18218,1328,18219,1253,1256,1258,1259,1328,1345,1432,1453,1834,18220,1253,
+	1328,1453,1995,18221,1995,18222,1363,1367,1377,1995,1996,18224,649,1367,1453,18225,1367,1453,18226,1358,1362,1453,1848,33820,
+	33827,18227,1358,1848,33821,33822,18228,1328,1362,1364,1843,18229,1362,1377,1843,18230,1328,1362,1364,1843,18231,1328,1358,1362,
+	1453,1848,33827,18232,1251,33820,18234,1328,1377,1851,18235,1089,18236,1328,1377,18237,1453,18238,1328,18239,1253,1360,1995,
+	18240,622,1252,1253,1328,1359,1857,1995,18242,1225,1253,1328,1369,1453,1454,1834,1968,1995,18245,309,319,1253,1328,18246,309,
+	319,1253,1328,1347,18247,319,1328,18248,309,319,830,1246,1253,1254,1328,1347,18249,309,319,1253,1328,18250,1328,1347,1861,18251,
+	1328,1347,1862,18252,1347,1863,18253,1328,1864,1887,18254,1328,1347,1865,18255,1246,1328,1369,1375,1952,18256,1246,1328,1952,
+	18257,1328,1929,18258,1328,1929,18259,1328,1929,1930,18260,1246,1328,1369,1375,1929,1931,1952,18261,1246,1929,1931,1952,18262,
+	1328,1929,1930,18263,1246,1328,1923,1929,1931,18264,1065,1246,1328,1929,1930,1931,18265,1903,1929,1931,18266,1066,1328,1929,
+	18267,1066,1246,1328,1929,1930,1931,18268,1253,1254,1328,1929,18269,1065,1246,1253,1328,1929,1930,1931,18270,1328,1929,1930,
+	18271,1258,1328,18272,18,306,307,308,317,1069,1074,1252,1253,1254,1258,1328,1453,18273,18,305,310,312,329,1075,1453,18274,18,
+	312,317,319,324,325,327,331,1069,1081,1252,1253,1254,1256,1328,1342,18275,319,331,1070,1252,1253,1254,1256,1258,1328,1434,1453,
+	18276,1252,1255,1328,18277,1252,1328,1453,18278,313,319,330,1253,1328,18279,1246,1453,18280,319,320,330,1071,1253,18281,18,323,
+	1453,18282,19,18283,19,305,18284,319,330,1246,1328,18285,19,1253,1328,1454,18286,19,1077,1252,1328,1453,18287,21,1063,1246,1252,
+	1253,1265,1267,1328,1348,1397,1405,1923,18288,1328,1923,18289,1362,18290,1246,1253,1328,1907,1963,18291,1248,1253,1255,1328,
+	1453,18292,1246,1253,1267,1328,1907,1963,18293,1253,1328,1348,1360,1453,18294,1248,1265,1328,18295,1246,1265,18296,1265,1328,
+	18297,1265,1328,18298,1256,1265,1328,18299,1266,1328,18300,1341,18301,1246,1252,1256,1258,1265,1328,18302,1265,1328,1486,18303,
+	1265,1328,18304,1119,1362,1476,34689,18305,1368,18306,1246,1253,1363,1437,1952,18307,1367,1454,1934,18308,1358,18309,1364,18310,
+	1360,18311,1328,18312,1360,18313,1253,1328,1453,18314,1063,1253,1254,1328,1453,18315,1253,1328,18316,1225,1253,1923,18317,1255,
+	1328,1362,18318,1251,1260,1367,1453,33828,18319,1252,1253,1328,1348,1887,18320,20,21,1246,1252,1253,1258,1267,1328,1348,1393,
+	1395,1923,1941,18321,1887,1903,18322,1246,1267,1328,1887,18323,20,21,1252,1253,1267,1328,1348,1454,1941,18324,20,1246,1253,1267,
+	1328,1348,1887,18325,1253,1328,18326,1246,18327,1246,18328,1246,1253,1255,1258,1267,1328,1348,1887,18329,1253,1328,1360,1438,
+	1923,18330,1246,1253,1328,1435,18331,1246,1253,1328,1436,18332,1246,1348,18333,1246,18334,1253,1328,1923,18335,1253,1328,1923,
+	18336,1328,18337,1064,1328,1348,1425,1923,18338,1252,1328,1404,1920,1923,18339,1252,18340,1252,1253,1920,18341,1119,1476,34726,
+	18342,1358,18343,177,237,238,239,1448,18344,2,18345,687,1675,1682,1688,18346,1303,18348,352,355,356,357,359,18349,1644,1650,
+	1651,1653,1961,18350,1561,1563,1578,1593,1647,1662,1682,1793,1814,18352,1252,1328,1995,18353,1106,1108,1293,1302,1397,1440,1449,
+	1969,1971,18354,813,1106,1108,1970,1972,18357,1661,18358,1645,1670,18359,1573,1623,1626,1631,1655,1669,1675,18360,1648,1670,
+	18361,1397,1451,18362,1103,1106,1558,18363,1578,1653,1662,1670,18365,1458,1464,18366,1981,1982,18367,1645,1670,18368,1648,1670,
+	18369,1653,1670,18370,1253,18371,1721,1723,18373,1992,18374,1988,1989,18376,1992,18378,1988,18379,1247,18380,1247,18382,1328,
+	1997,2001,18385,1251,1252,1253,1258,18386,2000,2002,18387,1261,2000,2003,18389,860,1071,1261,1430,1440,1449,2002,2003,2004,
+	18393,1251,18394,1379,2008,2009,18395,1604,1636,1655,1675,1678,1688,18396,1303,18397,1106,1719,18398,1425,18399,1283,1287,1393,
+	1395,1719,1790,18400,2018,18401,1549,18402,2017,33405,33409,18403,813,18404,813,18405,2023,18406,2023,18408,2023,18410,1269,
+	18411,1433,18415,1085,1086,1294,1397,1457,1459,1537,1538,1778,2032,18416,2039,18417,1383,18419,1301,18420,2042,18421,1463,18422,
+	1234,18423,1366,1397,1457,1537,1538,2035,18424,807,1101,1323,1340,1350,1361,1537,1538,2031,2039,2041,18425,806,1295,1397,1537,
+	1538,2038,18427,1564,1599,1633,1662,1682,1688,18428,1655,1662,1670,1693,18431,1226,1389,18433,592,2049,2050,2051,18435,386,
+	18436,386,1269,1301,18438,1619,1675,1682,18439,817,
 };

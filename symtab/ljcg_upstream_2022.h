@@ -3,281 +3,265 @@
  * builds with XCFLAGS "", "-DLUAJIT_DISABLE_GC64".
  * Data for symtab/ljcallgraph.c (included there only): the functions
  * of that LuaJIT source ("!" before a name: LJ_NOINLINE), sorted, and
- * the direct calls between them as (caller, callee) index pairs. */
+ * the direct calls between them: each caller's index ORed with 0x4000
+ * (LJCG_CALLER), callers ascending, then its callees' indices; a callee
+ * index ORed with 0x8000 (LJCG_REF) is a reference to its address
+ * only. */
 static const char ljcg_upstream_2022_names[] =
-	"CALLBACK_OFS2SLOT\0" "CALL_MREMAP_\0" "CALL_MUNMAP\0" "aa_ahref\0" "aa_cnew\0" "aa_escape\0" "aa_findcnew\0"
-	"aa_fref\0" "aa_table\0" "aa_uref\0" "aa_xref\0" "add_s\0" "add_segment\0" "add_value\0" "adjuststack\0" "alloc_sys\0"
-	"alloc_trim\0" "api_call_base\0" "argv2cdata\0" "argv2ctype\0" "argv2int\0" "argv2str\0" "asm_add\0" "asm_ahustore\0"
-	"asm_ahuvload\0" "asm_alen\0" "asm_aref\0" "asm_baseslot\0" "asm_bitshift\0" "asm_bswap\0" "asm_bufhdr\0"
-	"asm_bufhdr_write\0" "asm_bufput\0" "asm_bufstr\0" "asm_call\0" "asm_callid\0" "asm_callx\0" "asm_callx_flags\0"
-	"asm_callx_func\0" "asm_cnew\0" "asm_collectargs\0" "asm_comp\0" "asm_conv\0" "asm_count_call_slots\0" "asm_div\0"
-	"asm_exitstub_gen\0" "asm_exitstub_setup\0" "asm_fparith\0" "asm_fpmath\0" "asm_fref\0" "asm_fuseabase\0"
-	"asm_fuseahuref\0" "asm_fusearef\0" "asm_fuseequal\0" "asm_fusefref\0" "asm_fuseload\0" "asm_fuseloadk64\0"
-	"asm_fuseloadm\0" "asm_fusestrref\0" "asm_fusexref\0" "asm_fxload\0" "asm_fxstore\0" "asm_gc_check\0" "asm_gcstep\0"
-	"asm_gencall\0" "asm_guardcc\0" "asm_head_root\0" "asm_head_root_base\0" "asm_head_side\0" "asm_head_side_base\0"
-	"asm_hiop\0" "asm_href\0" "asm_hrefk\0" "asm_intarith\0" "asm_intmin_max\0" "asm_ir\0" "asm_isk32\0" "asm_ldexp\0"
-	"asm_lea\0" "asm_load_lightud64\0" "asm_loop\0" "asm_loop_fixup\0" "asm_loop_tail_fixup\0" "asm_lref\0" "asm_max\0"
-	"!asm_mclimit\0" "asm_min\0" "asm_mod\0" "asm_mul\0" "asm_neg\0" "asm_neg_not\0" "asm_newref\0" "asm_obar\0"
-	"asm_phi\0" "asm_phi_break\0" "asm_phi_copyspill\0" "asm_phi_fixup\0" "asm_phi_shuffle\0" "asm_pow\0" "asm_prof\0"
+	"CALLBACK_OFS2SLOT\0" "CALL_MREMAP_\0" "CALL_MUNMAP\0" "aa_ahref\0" "aa_cnew\0" "aa_escape\0" "aa_findcnew\0" "aa_fref\0"
+	"aa_table\0" "aa_uref\0" "aa_xref\0" "add_s\0" "add_segment\0" "add_value\0" "adjuststack\0" "alloc_sys\0" "alloc_trim\0"
+	"api_call_base\0" "argv2cdata\0" "argv2ctype\0" "argv2int\0" "argv2str\0" "asm_add\0" "asm_ahustore\0" "asm_ahuvload\0"
+	"asm_alen\0" "asm_aref\0" "asm_baseslot\0" "asm_bitshift\0" "asm_bswap\0" "asm_bufhdr\0" "asm_bufhdr_write\0" "asm_bufput\0"
+	"asm_bufstr\0" "asm_call\0" "asm_callid\0" "asm_callx\0" "asm_callx_flags\0" "asm_callx_func\0" "asm_cnew\0"
+	"asm_collectargs\0" "asm_comp\0" "asm_conv\0" "asm_count_call_slots\0" "asm_div\0" "asm_exitstub_gen\0" "asm_exitstub_setup\0"
+	"asm_fparith\0" "asm_fpmath\0" "asm_fref\0" "asm_fuseabase\0" "asm_fuseahuref\0" "asm_fusearef\0" "asm_fuseequal\0"
+	"asm_fusefref\0" "asm_fuseload\0" "asm_fuseloadk64\0" "asm_fuseloadm\0" "asm_fusestrref\0" "asm_fusexref\0" "asm_fxload\0"
+	"asm_fxstore\0" "asm_gc_check\0" "asm_gcstep\0" "asm_gencall\0" "asm_guardcc\0" "asm_head_root\0" "asm_head_root_base\0"
+	"asm_head_side\0" "asm_head_side_base\0" "asm_hiop\0" "asm_href\0" "asm_hrefk\0" "asm_intarith\0" "asm_intmin_max\0" "asm_ir\0"
+	"asm_isk32\0" "asm_ldexp\0" "asm_lea\0" "asm_load_lightud64\0" "asm_loop\0" "asm_loop_fixup\0" "asm_loop_tail_fixup\0"
+	"asm_lref\0" "asm_max\0" "!asm_mclimit\0" "asm_min\0" "asm_mod\0" "asm_mul\0" "asm_neg\0" "asm_neg_not\0" "asm_newref\0"
+	"asm_obar\0" "asm_phi\0" "asm_phi_break\0" "asm_phi_copyspill\0" "asm_phi_fixup\0" "asm_phi_shuffle\0" "asm_pow\0" "asm_prof\0"
 	"asm_retf\0" "asm_setup_call_slots\0" "asm_setup_regsp\0" "asm_setup_target\0" "asm_setupresult\0" "asm_sload\0"
 	"asm_snap_alloc\0" "asm_snap_alloc1\0" "asm_snap_canremat\0" "asm_snap_checkrename\0" "asm_snap_fixup_mcofs\0"
-	"asm_snap_prep\0" "asm_snap_prev\0" "asm_snew\0" "asm_stack_adjust\0" "asm_stack_check\0" "asm_stack_restore\0"
-	"asm_strref\0" "asm_strto\0" "asm_sub\0" "asm_sunk_store\0" "asm_swapops\0" "asm_tail_fixup\0" "asm_tail_link\0"
-	"asm_tail_prep\0" "asm_tbar\0" "asm_tdup\0" "asm_tmpref\0" "asm_tnew\0" "asm_tobit\0" "asm_tointg\0" "asm_tostr\0"
-	"asm_tvptr\0" "asm_uref\0" "asm_x86_inslen\0" "asm_x87load\0" "assign_adjust\0" "assign_hazard\0" "atomic\0"
-	"auxsort\0" "bcemit_INS\0" "bcemit_arith\0" "bcemit_binop\0" "bcemit_binop_left\0" "bcemit_branch\0"
-	"bcemit_branch_f\0" "bcemit_branch_t\0" "bcemit_comp\0" "bcemit_jmp\0" "bcemit_method\0" "bcemit_nil\0"
-	"bcemit_store\0" "bcemit_unop\0" "bcopisret\0" "bcread_block\0" "bcread_bytecode\0" "bcread_dbg\0" "!bcread_error\0"
-	"!bcread_fill\0" "bcread_header\0" "bcread_kgc\0" "bcread_knum\0" "bcread_ktab\0" "bcread_ktabk\0"
-	"bcread_uleb128_33\0" "bcread_uv\0" "bcread_varinfo\0" "bcreg_bump\0" "bcreg_free\0" "bcreg_reserve\0"
-	"bcwrite_bytecode\0" "bcwrite_footer\0" "bcwrite_header\0" "bcwrite_kgc\0" "bcwrite_knum\0" "bcwrite_ktab\0"
-	"bcwrite_ktabk\0" "bcwrite_proto\0" "bestasize\0" "bit_result64\0" "blacklist_pc\0" "buf_grow\0" "buffer_tobuf\0"
-	"call_init\0" "callback_checkfunc\0" "callback_conv_args\0" "callback_conv_result\0" "callback_mcode_init\0"
-	"callback_mcode_new\0" "callback_slot2ptr\0" "callback_slot_new\0" "callhook\0" "canonicalize_slots\0"
-	"capture_to_close\0" "carith_checkarg\0" "carith_int64\0" "carith_ptr\0" "ccall_classify_ct\0"
-	"ccall_classify_struct\0" "ccall_get_results\0" "ccall_set_args\0" "ccall_struct_arg\0" "ccall_struct_reg\0"
-	"ccall_struct_ret\0" "cconv_array_init\0" "cconv_array_tab\0" "cconv_childqual\0" "cconv_err_conv\0"
-	"cconv_err_convtv\0" "cconv_err_initov\0" "cconv_struct_init\0" "cconv_struct_tab\0" "cconv_substruct_init\0"
-	"cconv_substruct_tab\0" "cdata_getconst\0" "check_Lproto\0" "check_call_unroll\0" "check_capture\0"
-	"check_downrec_unroll\0" "classend\0" "clib_check_lds\0" "!clib_error_\0" "clib_extname\0" "clib_extsym\0"
-	"clib_getsym\0" "clib_loadlib\0" "clib_new\0" "clib_resolve_lds\0" "clib_unloadlib\0" "close_state\0" "collectargs\0"
-	"const_gc\0" "const_num\0" "const_str\0" "conv_str_tonum\0" "copy_slot\0" "countarray\0" "counthash\0" "countint\0"
-	"cp_add\0" "cp_check\0" "cp_cleanup\0" "cp_comment_c\0" "cp_comment_cpp\0" "cp_decl_abstract\0" "cp_decl_align\0"
-	"cp_decl_array\0" "cp_decl_asm\0" "cp_decl_attributes\0" "cp_decl_constinit\0" "cp_decl_enum\0" "cp_decl_func\0"
-	"cp_decl_gccattribute\0" "cp_decl_intern\0" "cp_decl_mode\0" "cp_decl_msvcattribute\0" "cp_decl_multi\0"
-	"cp_decl_reset\0" "cp_decl_single\0" "cp_decl_sizeattr\0" "cp_decl_spec\0" "cp_decl_struct\0" "cp_declarator\0"
-	"!cp_err\0" "!cp_err_badidx\0" "!cp_err_token\0" "cp_errmsg\0" "cp_expr_comma\0" "cp_expr_infix\0" "cp_expr_kint\0"
-	"cp_expr_ksize\0" "cp_expr_postfix\0" "cp_expr_prefix\0" "cp_expr_sizeof\0" "cp_expr_sub\0" "cp_expr_unary\0"
-	"cp_field_align\0" "!cp_get_bs\0" "cp_ident\0" "cp_init\0" "cp_istypedecl\0" "cp_line\0" "cp_newline\0" "!cp_next\0"
-	"cp_next_\0" "cp_number\0" "cp_opt\0" "cp_param\0" "cp_pragma\0" "cp_push\0" "cp_push_attributes\0" "cp_push_type\0"
-	"cp_string\0" "cp_struct_layout\0" "cp_struct_name\0" "cp_tok2str\0" "cpcall\0" "cpcparser\0" "cpfinalize\0"
-	"cploop_opt\0" "cpluaopen\0" "cpparser\0" "cpwriter\0" "createargtable\0" "crec_alloc\0" "crec_arith_int64\0"
-	"crec_arith_meta\0" "crec_arith_ptr\0" "crec_bit64_type\0" "crec_call\0" "crec_call_args\0" "crec_constructor\0"
-	"crec_copy\0" "crec_copy_emit\0" "crec_copy_struct\0" "crec_copy_unroll\0" "crec_ct2irt\0" "crec_ct_ct\0"
-	"crec_ct_tv\0" "crec_fill\0" "crec_fill_emit\0" "crec_fill_unroll\0" "crec_finalizer\0" "crec_index_bf\0"
-	"crec_index_meta\0" "crec_isnonzero\0" "crec_reassoc_ofs\0" "crec_snap_caller\0" "crec_tailcall\0" "crec_toint\0"
-	"crec_tv_ct\0" "ctype_addtype\0" "ctype_appc\0" "ctype_appnum\0" "ctype_prepc\0" "ctype_prepnum\0" "ctype_prepqual\0"
-	"ctype_prepstr\0" "ctype_preptype\0" "ctype_repr\0" "cur_topslot\0" "dce_marksnap\0" "dce_propagate\0"
-	"debug_frameline\0" "debug_framepc\0" "debug_getupvalue\0" "debug_localname\0" "debug_putchunkname\0" "debug_varname\0"
-	"direct_alloc\0" "direct_resize\0" "dobytecode\0" "docall\0" "dofile\0" "dojitcmd\0" "dojitopt\0" "dolibrary\0"
-	"dooptions\0" "dostring\0" "dotty\0" "emit_addptr\0" "emit_call_\0" "emit_gmrmi\0" "emit_gmroi\0" "emit_gri\0"
-	"emit_jcc\0" "emit_jmp\0" "emit_loadi\0" "emit_loadk64\0" "emit_loadofs\0" "emit_loadu64\0" "emit_movmroi\0"
-	"emit_movrr\0" "emit_mrm\0" "emit_rma\0" "emit_rmro\0" "emit_rmrxo\0" "emit_rr\0" "emit_sfixup\0" "emit_sjcc\0"
-	"emit_sjcc_label\0" "emit_storeofs\0" "emptybuffer\0" "end_capture\0" "!err_argmsg\0" "err_limit\0" "!err_msgv\0"
-	"err_raise_ext\0" "!err_syntax\0" "!err_token\0" "err_unwind\0" "err_unwind_jit\0" "expr\0" "expr_binop\0"
-	"expr_bracket\0" "expr_cond\0" "expr_discharge\0" "expr_field\0" "expr_free\0" "expr_index\0" "expr_kvalue\0"
-	"expr_list\0" "expr_next\0" "expr_numiszero\0" "expr_primary\0" "expr_simple\0" "expr_str\0" "expr_table\0"
-	"expr_toanyreg\0" "expr_tonextreg\0" "expr_toreg\0" "expr_toreg_nobranch\0" "expr_toval\0" "expr_unop\0" "ffh_pairs\0"
-	"ffh_resume\0" "ffi_arith\0" "ffi_callback_set\0" "ffi_checkcdata\0" "ffi_checkctype\0" "ffi_checkint\0"
-	"ffi_checkptr\0" "ffi_clib_index\0" "ffi_finalizer\0" "ffi_index_meta\0" "ffi_pairs\0" "ffi_register_module\0"
-	"find_kinit\0" "finderrfunc\0" "findfile\0" "flagbits_to_strings\0" "fold_abc_fwd\0" "fold_abc_invar\0" "fold_abc_k\0"
-	"fold_barrier_tab\0" "fold_barrier_tnew_tdup\0" "fold_bufhdr_merge\0" "fold_bufput_bufstr\0" "fold_bufput_kfold_fmt\0"
-	"fold_bufput_kfold_op\0" "fold_bufput_kfold_rep\0" "fold_bufput_kgc\0" "fold_bufstr_kfold_cse\0" "fold_comm_bxor\0"
-	"fold_comm_comp\0" "fold_comm_dup\0" "fold_comm_dup_minmax\0" "fold_comm_equal\0" "fold_comm_swap\0" "fold_cse_conv\0"
-	"fold_cse_uref\0" "fold_fload_cdata_int64_kgc\0" "fold_fload_cdata_ptr_int64_cnew\0" "fold_fload_cdata_typeid_cnew\0"
-	"fold_fload_cdata_typeid_kgc\0" "fold_fload_func_ffid_kgc\0" "fold_fload_sbuf\0" "fold_fload_str_len_kgc\0"
-	"fold_fload_str_len_snew\0" "fold_fload_str_len_tostr\0" "fold_fload_tab_ah\0" "fold_fload_tab_tdup_asize\0"
-	"fold_fload_tab_tdup_hmask\0" "fold_fload_tab_tnew_asize\0" "fold_fload_tab_tnew_hmask\0" "fold_fold_base\0"
-	"fold_fwd_href_tdup\0" "fold_fwd_href_tnew\0" "fold_fwd_sload\0" "fold_kfold_add_kgc\0" "fold_kfold_add_kptr\0"
-	"fold_kfold_add_kright\0" "fold_kfold_bnot\0" "fold_kfold_bnot64\0" "fold_kfold_bswap\0" "fold_kfold_bswap64\0"
-	"fold_kfold_conv_kint64_int_i64\0" "fold_kfold_conv_kint64_num_i64\0" "fold_kfold_conv_kint64_num_u64\0"
-	"fold_kfold_conv_kint_ext\0" "fold_kfold_conv_kint_i64\0" "fold_kfold_conv_kint_num\0" "fold_kfold_conv_kintu32_num\0"
-	"fold_kfold_conv_knum_i64_num\0" "fold_kfold_conv_knum_int_num\0" "fold_kfold_conv_knum_u32_num\0"
-	"fold_kfold_conv_knum_u64_num\0" "fold_kfold_fpcall1\0" "fold_kfold_fpcall2\0" "fold_kfold_fpmath\0"
-	"fold_kfold_hload_kkptr\0" "fold_kfold_int64arith\0" "fold_kfold_int64arith2\0" "fold_kfold_int64comp\0"
-	"fold_kfold_int64comp0\0" "fold_kfold_int64shift\0" "fold_kfold_intarith\0" "fold_kfold_intcomp\0"
-	"fold_kfold_intcomp0\0" "fold_kfold_intovarith\0" "fold_kfold_kref\0" "fold_kfold_ldexp\0" "fold_kfold_numabsneg\0"
-	"fold_kfold_numarith\0" "fold_kfold_numcomp\0" "fold_kfold_numpow\0" "fold_kfold_snew_empty\0" "fold_kfold_snew_kptr\0"
-	"fold_kfold_strcmp\0" "fold_kfold_strref\0" "fold_kfold_strref_snew\0" "fold_kfold_strto\0" "fold_kfold_tobit\0"
-	"fold_kfold_tostr_kint\0" "fold_kfold_tostr_knum\0" "fold_merge_eqne_snew_kgc\0" "fold_narrow_convert\0" "fold_prof\0"
-	"fold_reassoc_bxor\0" "fold_reassoc_dup\0" "fold_reassoc_dup_minmax\0" "fold_reassoc_intarith_k\0"
-	"fold_reassoc_intarith_k64\0" "fold_reassoc_minmax_k\0" "fold_reassoc_shift\0" "fold_shortcut_conv_num_int\0"
-	"fold_shortcut_dropleft\0" "fold_shortcut_left\0" "fold_shortcut_leftleft\0" "fold_shortcut_round\0"
-	"fold_simplify_andk_shiftk\0" "fold_simplify_andor_k\0" "fold_simplify_andor_k64\0" "fold_simplify_band_k\0"
-	"fold_simplify_bor_k\0" "fold_simplify_bxor_k\0" "fold_simplify_conv_flt_num\0" "fold_simplify_conv_i64_num\0"
-	"fold_simplify_conv_int_i64\0" "fold_simplify_conv_int_num\0" "fold_simplify_conv_narrow\0" "fold_simplify_conv_sext\0"
-	"fold_simplify_floor_conv\0" "fold_simplify_intadd_k\0" "fold_simplify_intadd_k64\0" "fold_simplify_intmod_k\0"
-	"fold_simplify_intmod_kleft\0" "fold_simplify_intmul_k\0" "fold_simplify_intmul_k32\0" "fold_simplify_intmul_k64\0"
-	"fold_simplify_intsub\0" "fold_simplify_intsub_k\0" "fold_simplify_intsub_k64\0" "fold_simplify_intsub_kleft\0"
-	"fold_simplify_intsubadd_leftcancel\0" "fold_simplify_intsubadd_rightcancel\0" "fold_simplify_intsubaddadd_cancel\0"
-	"fold_simplify_intsubsub_leftcancel\0" "fold_simplify_intsubsub_rightcancel\0" "fold_simplify_numadd_negx\0"
-	"fold_simplify_numadd_xneg\0" "fold_simplify_nummuldiv_k\0" "fold_simplify_nummuldiv_negk\0"
-	"fold_simplify_nummuldiv_negneg\0" "fold_simplify_numpow_k\0" "fold_simplify_numsub_k\0" "fold_simplify_numsub_negk\0"
-	"fold_simplify_numsub_xneg\0" "fold_simplify_shift1_ki\0" "fold_simplify_shift2_ki\0" "fold_simplify_shift_andk\0"
-	"fold_simplify_shift_ik\0" "fold_simplify_shiftk_andk\0" "fold_simplify_tobit_conv\0" "fold_xload_kptr\0" "foldarith\0"
-	"fori_arg\0" "fori_load\0" "fs_finish\0" "fs_fixup_bc\0" "fs_fixup_k\0" "fs_fixup_line\0" "fs_fixup_ret\0"
-	"fs_fixup_uv1\0" "fs_fixup_uv2\0" "fs_fixup_var\0" "fs_init\0" "fs_prep_line\0" "fs_prep_var\0" "fscope_begin\0"
-	"fscope_end\0" "fscope_uvmark\0" "func_emptyuv\0" "func_finduv\0" "func_newL\0" "fwd_aa_tab_clear\0" "fwd_ahload\0"
-	"fwd_aload_reassoc\0" "gc_call_finalizer\0" "gc_clearweak\0" "gc_finalize\0" "gc_mark\0" "gc_mark_gcroot\0"
-	"gc_mark_mmudata\0" "gc_mark_start\0" "gc_mark_uv\0" "gc_marktrace\0" "gc_mayclear\0" "gc_onestep\0"
-	"gc_propagate_gray\0" "gc_sweep\0" "gc_sweepstr\0" "gc_traverse_frames\0" "gc_traverse_func\0" "gc_traverse_proto\0"
-	"gc_traverse_tab\0" "gc_traverse_thread\0" "gc_traverse_trace\0" "getboolfield\0" "getcurrenv\0" "getcurrf\0"
-	"getfield\0" "getthread\0" "gola_close\0" "gola_findlabel\0" "gola_fixup\0" "gola_new\0" "gola_patch\0"
+	"asm_snap_prep\0" "asm_snap_prev\0" "asm_snew\0" "asm_stack_adjust\0" "asm_stack_check\0" "asm_stack_restore\0" "asm_strref\0"
+	"asm_strto\0" "asm_sub\0" "asm_sunk_store\0" "asm_swapops\0" "asm_tail_fixup\0" "asm_tail_link\0" "asm_tail_prep\0"
+	"asm_tbar\0" "asm_tdup\0" "asm_tmpref\0" "asm_tnew\0" "asm_tobit\0" "asm_tointg\0" "asm_tostr\0" "asm_tvptr\0" "asm_uref\0"
+	"asm_x86_inslen\0" "asm_x87load\0" "assign_adjust\0" "assign_hazard\0" "atomic\0" "auxsort\0" "bcemit_INS\0" "bcemit_arith\0"
+	"bcemit_binop\0" "bcemit_binop_left\0" "bcemit_branch\0" "bcemit_branch_f\0" "bcemit_branch_t\0" "bcemit_comp\0" "bcemit_jmp\0"
+	"bcemit_method\0" "bcemit_nil\0" "bcemit_store\0" "bcemit_unop\0" "bcopisret\0" "bcread_block\0" "bcread_bytecode\0"
+	"bcread_dbg\0" "!bcread_error\0" "!bcread_fill\0" "bcread_header\0" "bcread_kgc\0" "bcread_knum\0" "bcread_ktab\0"
+	"bcread_ktabk\0" "bcread_uleb128_33\0" "bcread_uv\0" "bcread_varinfo\0" "bcreg_bump\0" "bcreg_free\0" "bcreg_reserve\0"
+	"bcwrite_bytecode\0" "bcwrite_footer\0" "bcwrite_header\0" "bcwrite_kgc\0" "bcwrite_knum\0" "bcwrite_ktab\0" "bcwrite_ktabk\0"
+	"bcwrite_proto\0" "bestasize\0" "bit_result64\0" "blacklist_pc\0" "buf_grow\0" "buffer_tobuf\0" "call_init\0"
+	"callback_checkfunc\0" "callback_conv_args\0" "callback_conv_result\0" "callback_mcode_init\0" "callback_mcode_new\0"
+	"callback_slot2ptr\0" "callback_slot_new\0" "callhook\0" "canonicalize_slots\0" "capture_to_close\0" "carith_checkarg\0"
+	"carith_int64\0" "carith_ptr\0" "ccall_classify_ct\0" "ccall_classify_struct\0" "ccall_get_results\0" "ccall_set_args\0"
+	"ccall_struct_arg\0" "ccall_struct_reg\0" "ccall_struct_ret\0" "cconv_array_init\0" "cconv_array_tab\0" "cconv_childqual\0"
+	"cconv_err_conv\0" "cconv_err_convtv\0" "cconv_err_initov\0" "cconv_struct_init\0" "cconv_struct_tab\0"
+	"cconv_substruct_init\0" "cconv_substruct_tab\0" "cdata_getconst\0" "check_Lproto\0" "check_call_unroll\0" "check_capture\0"
+	"check_downrec_unroll\0" "classend\0" "clib_check_lds\0" "!clib_error_\0" "clib_extname\0" "clib_extsym\0" "clib_getsym\0"
+	"clib_loadlib\0" "clib_new\0" "clib_resolve_lds\0" "clib_unloadlib\0" "close_state\0" "collectargs\0" "const_gc\0"
+	"const_num\0" "const_str\0" "conv_str_tonum\0" "copy_slot\0" "countarray\0" "counthash\0" "countint\0" "cp_add\0" "cp_check\0"
+	"cp_cleanup\0" "cp_comment_c\0" "cp_comment_cpp\0" "cp_decl_abstract\0" "cp_decl_align\0" "cp_decl_array\0" "cp_decl_asm\0"
+	"cp_decl_attributes\0" "cp_decl_constinit\0" "cp_decl_enum\0" "cp_decl_func\0" "cp_decl_gccattribute\0" "cp_decl_intern\0"
+	"cp_decl_mode\0" "cp_decl_msvcattribute\0" "cp_decl_multi\0" "cp_decl_reset\0" "cp_decl_single\0" "cp_decl_sizeattr\0"
+	"cp_decl_spec\0" "cp_decl_struct\0" "cp_declarator\0" "!cp_err\0" "!cp_err_badidx\0" "!cp_err_token\0" "cp_errmsg\0"
+	"cp_expr_comma\0" "cp_expr_infix\0" "cp_expr_kint\0" "cp_expr_ksize\0" "cp_expr_postfix\0" "cp_expr_prefix\0"
+	"cp_expr_sizeof\0" "cp_expr_sub\0" "cp_expr_unary\0" "cp_field_align\0" "!cp_get_bs\0" "cp_ident\0" "cp_init\0"
+	"cp_istypedecl\0" "cp_line\0" "cp_newline\0" "!cp_next\0" "cp_next_\0" "cp_number\0" "cp_opt\0" "cp_param\0" "cp_pragma\0"
+	"cp_push\0" "cp_push_attributes\0" "cp_push_type\0" "cp_string\0" "cp_struct_layout\0" "cp_struct_name\0" "cp_tok2str\0"
+	"cpcall\0" "cpcparser\0" "cpfinalize\0" "cploop_opt\0" "cpluaopen\0" "cpparser\0" "cpwriter\0" "createargtable\0"
+	"crec_alloc\0" "crec_arith_int64\0" "crec_arith_meta\0" "crec_arith_ptr\0" "crec_bit64_type\0" "crec_call\0" "crec_call_args\0"
+	"crec_constructor\0" "crec_copy\0" "crec_copy_emit\0" "crec_copy_struct\0" "crec_copy_unroll\0" "crec_ct2irt\0" "crec_ct_ct\0"
+	"crec_ct_tv\0" "crec_fill\0" "crec_fill_emit\0" "crec_fill_unroll\0" "crec_finalizer\0" "crec_index_bf\0" "crec_index_meta\0"
+	"crec_isnonzero\0" "crec_reassoc_ofs\0" "crec_snap_caller\0" "crec_tailcall\0" "crec_toint\0" "crec_tv_ct\0" "ctype_addtype\0"
+	"ctype_appc\0" "ctype_appnum\0" "ctype_prepc\0" "ctype_prepnum\0" "ctype_prepqual\0" "ctype_prepstr\0" "ctype_preptype\0"
+	"ctype_repr\0" "cur_topslot\0" "dce_marksnap\0" "dce_propagate\0" "debug_frameline\0" "debug_framepc\0" "debug_getupvalue\0"
+	"debug_localname\0" "debug_putchunkname\0" "debug_varname\0" "direct_alloc\0" "direct_resize\0" "dobytecode\0" "docall\0"
+	"dofile\0" "dojitcmd\0" "dojitopt\0" "dolibrary\0" "dooptions\0" "dostring\0" "dotty\0" "emit_addptr\0" "emit_call_\0"
+	"emit_gmrmi\0" "emit_gmroi\0" "emit_gri\0" "emit_jcc\0" "emit_jmp\0" "emit_loadi\0" "emit_loadk64\0" "emit_loadofs\0"
+	"emit_loadu64\0" "emit_movmroi\0" "emit_movrr\0" "emit_mrm\0" "emit_rma\0" "emit_rmro\0" "emit_rmrxo\0" "emit_rr\0"
+	"emit_sfixup\0" "emit_sjcc\0" "emit_sjcc_label\0" "emit_storeofs\0" "emptybuffer\0" "end_capture\0" "!err_argmsg\0"
+	"err_limit\0" "!err_msgv\0" "err_raise_ext\0" "!err_syntax\0" "!err_token\0" "err_unwind\0" "err_unwind_jit\0" "expr\0"
+	"expr_binop\0" "expr_bracket\0" "expr_cond\0" "expr_discharge\0" "expr_field\0" "expr_free\0" "expr_index\0" "expr_kvalue\0"
+	"expr_list\0" "expr_next\0" "expr_numiszero\0" "expr_primary\0" "expr_simple\0" "expr_str\0" "expr_table\0" "expr_toanyreg\0"
+	"expr_tonextreg\0" "expr_toreg\0" "expr_toreg_nobranch\0" "expr_toval\0" "expr_unop\0" "ffh_pairs\0" "ffh_resume\0"
+	"ffi_arith\0" "ffi_callback_set\0" "ffi_checkcdata\0" "ffi_checkctype\0" "ffi_checkint\0" "ffi_checkptr\0" "ffi_clib_index\0"
+	"ffi_finalizer\0" "ffi_index_meta\0" "ffi_pairs\0" "ffi_register_module\0" "find_kinit\0" "finderrfunc\0" "findfile\0"
+	"flagbits_to_strings\0" "fold_abc_fwd\0" "fold_abc_invar\0" "fold_abc_k\0" "fold_barrier_tab\0" "fold_barrier_tnew_tdup\0"
+	"fold_bufhdr_merge\0" "fold_bufput_bufstr\0" "fold_bufput_kfold_fmt\0" "fold_bufput_kfold_op\0" "fold_bufput_kfold_rep\0"
+	"fold_bufput_kgc\0" "fold_bufstr_kfold_cse\0" "fold_comm_bxor\0" "fold_comm_comp\0" "fold_comm_dup\0" "fold_comm_dup_minmax\0"
+	"fold_comm_equal\0" "fold_comm_swap\0" "fold_cse_conv\0" "fold_cse_uref\0" "fold_fload_cdata_int64_kgc\0"
+	"fold_fload_cdata_ptr_int64_cnew\0" "fold_fload_cdata_typeid_cnew\0" "fold_fload_cdata_typeid_kgc\0"
+	"fold_fload_func_ffid_kgc\0" "fold_fload_sbuf\0" "fold_fload_str_len_kgc\0" "fold_fload_str_len_snew\0"
+	"fold_fload_str_len_tostr\0" "fold_fload_tab_ah\0" "fold_fload_tab_tdup_asize\0" "fold_fload_tab_tdup_hmask\0"
+	"fold_fload_tab_tnew_asize\0" "fold_fload_tab_tnew_hmask\0" "fold_fold_base\0" "fold_fwd_href_tdup\0" "fold_fwd_href_tnew\0"
+	"fold_fwd_sload\0" "fold_kfold_add_kgc\0" "fold_kfold_add_kptr\0" "fold_kfold_add_kright\0" "fold_kfold_bnot\0"
+	"fold_kfold_bnot64\0" "fold_kfold_bswap\0" "fold_kfold_bswap64\0" "fold_kfold_conv_kint64_int_i64\0"
+	"fold_kfold_conv_kint64_num_i64\0" "fold_kfold_conv_kint64_num_u64\0" "fold_kfold_conv_kint_ext\0" "fold_kfold_conv_kint_i64\0"
+	"fold_kfold_conv_kint_num\0" "fold_kfold_conv_kintu32_num\0" "fold_kfold_conv_knum_i64_num\0" "fold_kfold_conv_knum_int_num\0"
+	"fold_kfold_conv_knum_u32_num\0" "fold_kfold_conv_knum_u64_num\0" "fold_kfold_fpcall1\0" "fold_kfold_fpcall2\0"
+	"fold_kfold_fpmath\0" "fold_kfold_hload_kkptr\0" "fold_kfold_int64arith\0" "fold_kfold_int64arith2\0" "fold_kfold_int64comp\0"
+	"fold_kfold_int64comp0\0" "fold_kfold_int64shift\0" "fold_kfold_intarith\0" "fold_kfold_intcomp\0" "fold_kfold_intcomp0\0"
+	"fold_kfold_intovarith\0" "fold_kfold_kref\0" "fold_kfold_ldexp\0" "fold_kfold_numabsneg\0" "fold_kfold_numarith\0"
+	"fold_kfold_numcomp\0" "fold_kfold_numpow\0" "fold_kfold_snew_empty\0" "fold_kfold_snew_kptr\0" "fold_kfold_strcmp\0"
+	"fold_kfold_strref\0" "fold_kfold_strref_snew\0" "fold_kfold_strto\0" "fold_kfold_tobit\0" "fold_kfold_tostr_kint\0"
+	"fold_kfold_tostr_knum\0" "fold_merge_eqne_snew_kgc\0" "fold_narrow_convert\0" "fold_prof\0" "fold_reassoc_bxor\0"
+	"fold_reassoc_dup\0" "fold_reassoc_dup_minmax\0" "fold_reassoc_intarith_k\0" "fold_reassoc_intarith_k64\0"
+	"fold_reassoc_minmax_k\0" "fold_reassoc_shift\0" "fold_shortcut_conv_num_int\0" "fold_shortcut_dropleft\0"
+	"fold_shortcut_left\0" "fold_shortcut_leftleft\0" "fold_shortcut_round\0" "fold_simplify_andk_shiftk\0"
+	"fold_simplify_andor_k\0" "fold_simplify_andor_k64\0" "fold_simplify_band_k\0" "fold_simplify_bor_k\0" "fold_simplify_bxor_k\0"
+	"fold_simplify_conv_flt_num\0" "fold_simplify_conv_i64_num\0" "fold_simplify_conv_int_i64\0" "fold_simplify_conv_int_num\0"
+	"fold_simplify_conv_narrow\0" "fold_simplify_conv_sext\0" "fold_simplify_floor_conv\0" "fold_simplify_intadd_k\0"
+	"fold_simplify_intadd_k64\0" "fold_simplify_intmod_k\0" "fold_simplify_intmod_kleft\0" "fold_simplify_intmul_k\0"
+	"fold_simplify_intmul_k32\0" "fold_simplify_intmul_k64\0" "fold_simplify_intsub\0" "fold_simplify_intsub_k\0"
+	"fold_simplify_intsub_k64\0" "fold_simplify_intsub_kleft\0" "fold_simplify_intsubadd_leftcancel\0"
+	"fold_simplify_intsubadd_rightcancel\0" "fold_simplify_intsubaddadd_cancel\0" "fold_simplify_intsubsub_leftcancel\0"
+	"fold_simplify_intsubsub_rightcancel\0" "fold_simplify_numadd_negx\0" "fold_simplify_numadd_xneg\0"
+	"fold_simplify_nummuldiv_k\0" "fold_simplify_nummuldiv_negk\0" "fold_simplify_nummuldiv_negneg\0" "fold_simplify_numpow_k\0"
+	"fold_simplify_numsub_k\0" "fold_simplify_numsub_negk\0" "fold_simplify_numsub_xneg\0" "fold_simplify_shift1_ki\0"
+	"fold_simplify_shift2_ki\0" "fold_simplify_shift_andk\0" "fold_simplify_shift_ik\0" "fold_simplify_shiftk_andk\0"
+	"fold_simplify_tobit_conv\0" "fold_xload_kptr\0" "foldarith\0" "fori_arg\0" "fori_load\0" "fs_finish\0" "fs_fixup_bc\0"
+	"fs_fixup_k\0" "fs_fixup_line\0" "fs_fixup_ret\0" "fs_fixup_uv1\0" "fs_fixup_uv2\0" "fs_fixup_var\0" "fs_init\0"
+	"fs_prep_line\0" "fs_prep_var\0" "fscope_begin\0" "fscope_end\0" "fscope_uvmark\0" "func_emptyuv\0" "func_finduv\0"
+	"func_newL\0" "fwd_aa_tab_clear\0" "fwd_ahload\0" "fwd_aload_reassoc\0" "gc_call_finalizer\0" "gc_clearweak\0" "gc_finalize\0"
+	"gc_mark\0" "gc_mark_gcroot\0" "gc_mark_mmudata\0" "gc_mark_start\0" "gc_mark_uv\0" "gc_marktrace\0" "gc_mayclear\0"
+	"gc_onestep\0" "gc_propagate_gray\0" "gc_sweep\0" "gc_sweepstr\0" "gc_traverse_frames\0" "gc_traverse_func\0"
+	"gc_traverse_proto\0" "gc_traverse_tab\0" "gc_traverse_thread\0" "gc_traverse_trace\0" "getboolfield\0" "getcurrenv\0"
+	"getcurrf\0" "getfield\0" "getthread\0" "gola_close\0" "gola_findlabel\0" "gola_fixup\0" "gola_new\0" "gola_patch\0"
 	"gola_resolve\0" "handle_luainit\0" "handle_script\0" "has_segment_link\0" "!hash_dense\0" "hash_sparse\0" "hashkey\0"
 	"hookf\0" "incomplete\0" "index2adr\0" "index2adr_stack\0" "init_bins\0" "init_top\0" "innerloopleft\0" "invertcond\0"
-	"io_file_close\0" "io_file_iter\0" "io_file_lines\0" "io_file_new\0" "io_file_open\0" "io_file_read\0"
-	"io_file_readall\0" "io_file_readlen\0" "io_file_readline\0" "io_file_readnum\0" "io_file_write\0" "io_std_getset\0"
-	"io_std_new\0" "io_stdfile\0" "io_tofile\0" "io_tofilep\0" "ir_khash\0" "jit_checktrace\0" "jit_cpudetect\0"
-	"jit_init\0" "jit_profile_callback\0" "jitopt_flag\0" "jitopt_level\0" "jitopt_param\0" "jmp_append\0" "jmp_dropval\0"
-	"jmp_next\0" "jmp_novalue\0" "jmp_patch\0" "jmp_patchins\0" "jmp_patchtestreg\0" "jmp_patchval\0" "jmp_tohere\0"
-	"kfold_int64arith\0" "kfold_intop\0" "kfold_xload\0" "l_message\0" "laction\0" "lex_check\0" "lex_longstring\0"
-	"lex_match\0" "!lex_more\0" "lex_newline\0" "lex_number\0" "lex_opt\0" "lex_scan\0" "lex_skipeq\0" "lex_str\0"
-	"lex_string\0" "lib_create_table\0" "lib_read_lfunc\0" "libsize\0" "lj_BC_ADDNV\0" "lj_BC_ADDVN\0" "lj_BC_ADDVV\0"
-	"lj_BC_CALL\0" "lj_BC_CALLM\0" "lj_BC_CALLMT\0" "lj_BC_CALLT\0" "lj_BC_CAT\0" "lj_BC_DIVNV\0" "lj_BC_DIVVN\0"
-	"lj_BC_DIVVV\0" "lj_BC_FNEW\0" "lj_BC_FORI\0" "lj_BC_FORL\0" "lj_BC_FUNCC\0" "lj_BC_FUNCCW\0" "lj_BC_FUNCF\0"
-	"lj_BC_GGET\0" "lj_BC_GSET\0" "lj_BC_IFORL\0" "lj_BC_IFUNCF\0" "lj_BC_IFUNCV\0" "lj_BC_IITERL\0" "lj_BC_ILOOP\0"
-	"lj_BC_ISEQN\0" "lj_BC_ISEQP\0" "lj_BC_ISEQS\0" "lj_BC_ISEQV\0" "lj_BC_ISF\0" "lj_BC_ISFC\0" "lj_BC_ISGE\0"
-	"lj_BC_ISGT\0" "lj_BC_ISLE\0" "lj_BC_ISLT\0" "lj_BC_ISNEN\0" "lj_BC_ISNEP\0" "lj_BC_ISNES\0" "lj_BC_ISNEV\0"
-	"lj_BC_ISNEXT\0" "lj_BC_ISNUM\0" "lj_BC_IST\0" "lj_BC_ISTC\0" "lj_BC_ISTYPE\0" "lj_BC_ITERC\0" "lj_BC_ITERL\0"
-	"lj_BC_ITERN\0" "lj_BC_JFORI\0" "lj_BC_JFORL\0" "lj_BC_JFUNCF\0" "lj_BC_JFUNCV\0" "lj_BC_JITERL\0" "lj_BC_JLOOP\0"
-	"lj_BC_JMP\0" "lj_BC_KCDATA\0" "lj_BC_KNIL\0" "lj_BC_KNUM\0" "lj_BC_KPRI\0" "lj_BC_KSHORT\0" "lj_BC_KSTR\0"
-	"lj_BC_LEN\0" "lj_BC_LOOP\0" "lj_BC_MODNV\0" "lj_BC_MODVN\0" "lj_BC_MODVV\0" "lj_BC_MOV\0" "lj_BC_MULNV\0"
-	"lj_BC_MULVN\0" "lj_BC_MULVV\0" "lj_BC_NOT\0" "lj_BC_POW\0" "lj_BC_RET\0" "lj_BC_RET0\0" "lj_BC_RET1\0" "lj_BC_RETM\0"
-	"lj_BC_SUBNV\0" "lj_BC_SUBVN\0" "lj_BC_SUBVV\0" "lj_BC_TDUP\0" "lj_BC_TGETB\0" "lj_BC_TGETR\0" "lj_BC_TGETS\0"
-	"lj_BC_TGETV\0" "lj_BC_TNEW\0" "lj_BC_TSETB\0" "lj_BC_TSETM\0" "lj_BC_TSETR\0" "lj_BC_TSETS\0" "lj_BC_TSETV\0"
-	"lj_BC_UCLO\0" "lj_BC_UGET\0" "lj_BC_UNM\0" "lj_BC_USETN\0" "lj_BC_USETP\0" "lj_BC_USETS\0" "lj_BC_USETV\0"
-	"lj_BC_VARG\0" "lj_alloc_create\0" "lj_alloc_destroy\0" "lj_alloc_f\0" "!lj_alloc_free\0" "!lj_alloc_malloc\0"
-	"!lj_alloc_realloc\0" "lj_alloc_setprng\0" "lj_asm_patchexit\0" "lj_asm_trace\0" "lj_assert_bad_for_arg_type\0"
-	"lj_bcread\0" "lj_bcread_proto\0" "lj_bcwrite\0" "lj_buf_cat2str\0" "!lj_buf_more2\0" "!lj_buf_need2\0"
-	"lj_buf_putchar\0" "!lj_buf_putchar2\0" "lj_buf_putmem\0" "lj_buf_putstr\0" "lj_buf_putstr_lower\0"
-	"lj_buf_putstr_rep\0" "lj_buf_putstr_reverse\0" "lj_buf_putstr_upper\0" "lj_buf_puttab\0" "lj_buf_ruleb128\0"
-	"lj_buf_shrink\0" "lj_buf_tmp\0" "lj_buf_tostr\0" "lj_bufx_more\0" "lj_bufx_set\0" "lj_carith_check64\0"
-	"lj_carith_divi64\0" "lj_carith_divu64\0" "lj_carith_meta\0" "lj_carith_modi64\0" "lj_carith_modu64\0" "lj_carith_op\0"
-	"lj_carith_powi64\0" "lj_carith_powu64\0" "lj_carith_shift64\0" "lj_ccall_ctid_vararg\0" "lj_ccall_func\0"
-	"lj_ccallback_enter\0" "lj_ccallback_leave\0" "lj_ccallback_mcode_free\0" "lj_ccallback_new\0"
-	"lj_ccallback_ptr2slot\0" "lj_cconv_bf_tv\0" "lj_cconv_compatptr\0" "lj_cconv_ct_ct\0" "lj_cconv_ct_init\0"
-	"lj_cconv_ct_tv\0" "lj_cconv_multi_init\0" "lj_cconv_tv_bf\0" "lj_cconv_tv_ct\0" "lj_cdata_free\0" "lj_cdata_get\0"
-	"lj_cdata_index\0" "lj_cdata_newref\0" "lj_cdata_newv\0" "lj_cdata_newx\0" "lj_cdata_set\0" "lj_cdata_setfin\0"
-	"lj_cf_bit_tohex\0" "lj_cf_buffer_decode\0" "lj_cf_buffer_encode\0" "lj_cf_buffer_method___gc\0"
-	"lj_cf_buffer_method___len\0" "lj_cf_buffer_method___tostring\0" "lj_cf_buffer_method_commit\0"
-	"lj_cf_buffer_method_decode\0" "lj_cf_buffer_method_encode\0" "lj_cf_buffer_method_free\0" "lj_cf_buffer_method_get\0"
-	"lj_cf_buffer_method_put\0" "lj_cf_buffer_method_putcdata\0" "lj_cf_buffer_method_putf\0" "lj_cf_buffer_method_ref\0"
-	"lj_cf_buffer_method_reserve\0" "lj_cf_buffer_method_reset\0" "lj_cf_buffer_method_set\0" "lj_cf_buffer_method_skip\0"
-	"lj_cf_buffer_new\0" "lj_cf_collectgarbage\0" "lj_cf_coroutine_create\0" "lj_cf_coroutine_isyieldable\0"
-	"lj_cf_coroutine_running\0" "lj_cf_coroutine_status\0" "lj_cf_coroutine_wrap\0" "lj_cf_debug_debug\0"
-	"lj_cf_debug_getfenv\0" "lj_cf_debug_gethook\0" "lj_cf_debug_getinfo\0" "lj_cf_debug_getlocal\0"
-	"lj_cf_debug_getmetatable\0" "lj_cf_debug_getregistry\0" "lj_cf_debug_getupvalue\0" "lj_cf_debug_setfenv\0"
-	"lj_cf_debug_sethook\0" "lj_cf_debug_setlocal\0" "lj_cf_debug_setmetatable\0" "lj_cf_debug_setupvalue\0"
-	"lj_cf_debug_traceback\0" "lj_cf_debug_upvalueid\0" "lj_cf_debug_upvaluejoin\0" "lj_cf_dofile\0" "lj_cf_error\0"
-	"lj_cf_ffi_abi\0" "lj_cf_ffi_alignof\0" "lj_cf_ffi_callback_free\0" "lj_cf_ffi_callback_set\0" "lj_cf_ffi_cast\0"
-	"lj_cf_ffi_cdef\0" "lj_cf_ffi_clib___gc\0" "lj_cf_ffi_clib___index\0" "lj_cf_ffi_clib___newindex\0" "lj_cf_ffi_copy\0"
-	"lj_cf_ffi_errno\0" "lj_cf_ffi_fill\0" "lj_cf_ffi_gc\0" "lj_cf_ffi_istype\0" "lj_cf_ffi_load\0"
-	"lj_cf_ffi_meta___add\0" "lj_cf_ffi_meta___call\0" "lj_cf_ffi_meta___concat\0" "lj_cf_ffi_meta___div\0"
-	"lj_cf_ffi_meta___eq\0" "lj_cf_ffi_meta___index\0" "lj_cf_ffi_meta___ipairs\0" "lj_cf_ffi_meta___le\0"
-	"lj_cf_ffi_meta___len\0" "lj_cf_ffi_meta___lt\0" "lj_cf_ffi_meta___mod\0" "lj_cf_ffi_meta___mul\0"
-	"lj_cf_ffi_meta___newindex\0" "lj_cf_ffi_meta___pairs\0" "lj_cf_ffi_meta___pow\0" "lj_cf_ffi_meta___sub\0"
-	"lj_cf_ffi_meta___tostring\0" "lj_cf_ffi_meta___unm\0" "lj_cf_ffi_metatype\0" "lj_cf_ffi_new\0" "lj_cf_ffi_offsetof\0"
-	"lj_cf_ffi_sizeof\0" "lj_cf_ffi_string\0" "lj_cf_ffi_typeinfo\0" "lj_cf_ffi_typeof\0" "lj_cf_gcinfo\0"
+	"io_file_close\0" "io_file_iter\0" "io_file_lines\0" "io_file_new\0" "io_file_open\0" "io_file_read\0" "io_file_readall\0"
+	"io_file_readlen\0" "io_file_readline\0" "io_file_readnum\0" "io_file_write\0" "io_std_getset\0" "io_std_new\0" "io_stdfile\0"
+	"io_tofile\0" "io_tofilep\0" "ir_khash\0" "jit_checktrace\0" "jit_cpudetect\0" "jit_init\0" "jit_profile_callback\0"
+	"jitopt_flag\0" "jitopt_level\0" "jitopt_param\0" "jmp_append\0" "jmp_dropval\0" "jmp_next\0" "jmp_novalue\0" "jmp_patch\0"
+	"jmp_patchins\0" "jmp_patchtestreg\0" "jmp_patchval\0" "jmp_tohere\0" "kfold_int64arith\0" "kfold_intop\0" "kfold_xload\0"
+	"l_message\0" "laction\0" "lex_check\0" "lex_longstring\0" "lex_match\0" "!lex_more\0" "lex_newline\0" "lex_number\0"
+	"lex_opt\0" "lex_scan\0" "lex_skipeq\0" "lex_str\0" "lex_string\0" "lib_create_table\0" "lib_read_lfunc\0" "libsize\0"
+	"lj_BC_ADDNV\0" "lj_BC_ADDVN\0" "lj_BC_ADDVV\0" "lj_BC_CALL\0" "lj_BC_CALLM\0" "lj_BC_CALLMT\0" "lj_BC_CALLT\0" "lj_BC_CAT\0"
+	"lj_BC_DIVNV\0" "lj_BC_DIVVN\0" "lj_BC_DIVVV\0" "lj_BC_FNEW\0" "lj_BC_FORI\0" "lj_BC_FORL\0" "lj_BC_FUNCC\0" "lj_BC_FUNCCW\0"
+	"lj_BC_FUNCF\0" "lj_BC_GGET\0" "lj_BC_GSET\0" "lj_BC_IFORL\0" "lj_BC_IFUNCF\0" "lj_BC_IFUNCV\0" "lj_BC_IITERL\0"
+	"lj_BC_ILOOP\0" "lj_BC_ISEQN\0" "lj_BC_ISEQP\0" "lj_BC_ISEQS\0" "lj_BC_ISEQV\0" "lj_BC_ISF\0" "lj_BC_ISFC\0" "lj_BC_ISGE\0"
+	"lj_BC_ISGT\0" "lj_BC_ISLE\0" "lj_BC_ISLT\0" "lj_BC_ISNEN\0" "lj_BC_ISNEP\0" "lj_BC_ISNES\0" "lj_BC_ISNEV\0" "lj_BC_ISNEXT\0"
+	"lj_BC_ISNUM\0" "lj_BC_IST\0" "lj_BC_ISTC\0" "lj_BC_ISTYPE\0" "lj_BC_ITERC\0" "lj_BC_ITERL\0" "lj_BC_ITERN\0" "lj_BC_JFORI\0"
+	"lj_BC_JFORL\0" "lj_BC_JFUNCF\0" "lj_BC_JFUNCV\0" "lj_BC_JITERL\0" "lj_BC_JLOOP\0" "lj_BC_JMP\0" "lj_BC_KCDATA\0"
+	"lj_BC_KNIL\0" "lj_BC_KNUM\0" "lj_BC_KPRI\0" "lj_BC_KSHORT\0" "lj_BC_KSTR\0" "lj_BC_LEN\0" "lj_BC_LOOP\0" "lj_BC_MODNV\0"
+	"lj_BC_MODVN\0" "lj_BC_MODVV\0" "lj_BC_MOV\0" "lj_BC_MULNV\0" "lj_BC_MULVN\0" "lj_BC_MULVV\0" "lj_BC_NOT\0" "lj_BC_POW\0"
+	"lj_BC_RET\0" "lj_BC_RET0\0" "lj_BC_RET1\0" "lj_BC_RETM\0" "lj_BC_SUBNV\0" "lj_BC_SUBVN\0" "lj_BC_SUBVV\0" "lj_BC_TDUP\0"
+	"lj_BC_TGETB\0" "lj_BC_TGETR\0" "lj_BC_TGETS\0" "lj_BC_TGETV\0" "lj_BC_TNEW\0" "lj_BC_TSETB\0" "lj_BC_TSETM\0" "lj_BC_TSETR\0"
+	"lj_BC_TSETS\0" "lj_BC_TSETV\0" "lj_BC_UCLO\0" "lj_BC_UGET\0" "lj_BC_UNM\0" "lj_BC_USETN\0" "lj_BC_USETP\0" "lj_BC_USETS\0"
+	"lj_BC_USETV\0" "lj_BC_VARG\0" "lj_alloc_create\0" "lj_alloc_destroy\0" "lj_alloc_f\0" "!lj_alloc_free\0" "!lj_alloc_malloc\0"
+	"!lj_alloc_realloc\0" "lj_alloc_setprng\0" "lj_asm_patchexit\0" "lj_asm_trace\0" "lj_assert_bad_for_arg_type\0" "lj_bcread\0"
+	"lj_bcread_proto\0" "lj_bcwrite\0" "lj_buf_cat2str\0" "!lj_buf_more2\0" "!lj_buf_need2\0" "lj_buf_putchar\0"
+	"!lj_buf_putchar2\0" "lj_buf_putmem\0" "lj_buf_putstr\0" "lj_buf_putstr_lower\0" "lj_buf_putstr_rep\0"
+	"lj_buf_putstr_reverse\0" "lj_buf_putstr_upper\0" "lj_buf_puttab\0" "lj_buf_ruleb128\0" "lj_buf_shrink\0" "lj_buf_tmp\0"
+	"lj_buf_tostr\0" "lj_bufx_more\0" "lj_bufx_set\0" "lj_carith_check64\0" "lj_carith_divi64\0" "lj_carith_divu64\0"
+	"lj_carith_meta\0" "lj_carith_modi64\0" "lj_carith_modu64\0" "lj_carith_op\0" "lj_carith_powi64\0" "lj_carith_powu64\0"
+	"lj_carith_shift64\0" "lj_ccall_ctid_vararg\0" "lj_ccall_func\0" "lj_ccallback_enter\0" "lj_ccallback_leave\0"
+	"lj_ccallback_mcode_free\0" "lj_ccallback_new\0" "lj_ccallback_ptr2slot\0" "lj_cconv_bf_tv\0" "lj_cconv_compatptr\0"
+	"lj_cconv_ct_ct\0" "lj_cconv_ct_init\0" "lj_cconv_ct_tv\0" "lj_cconv_multi_init\0" "lj_cconv_tv_bf\0" "lj_cconv_tv_ct\0"
+	"lj_cdata_free\0" "lj_cdata_get\0" "lj_cdata_index\0" "lj_cdata_newref\0" "lj_cdata_newv\0" "lj_cdata_newx\0" "lj_cdata_set\0"
+	"lj_cdata_setfin\0" "lj_cf_bit_tohex\0" "lj_cf_buffer_decode\0" "lj_cf_buffer_encode\0" "lj_cf_buffer_method___gc\0"
+	"lj_cf_buffer_method___len\0" "lj_cf_buffer_method___tostring\0" "lj_cf_buffer_method_commit\0" "lj_cf_buffer_method_decode\0"
+	"lj_cf_buffer_method_encode\0" "lj_cf_buffer_method_free\0" "lj_cf_buffer_method_get\0" "lj_cf_buffer_method_put\0"
+	"lj_cf_buffer_method_putcdata\0" "lj_cf_buffer_method_putf\0" "lj_cf_buffer_method_ref\0" "lj_cf_buffer_method_reserve\0"
+	"lj_cf_buffer_method_reset\0" "lj_cf_buffer_method_set\0" "lj_cf_buffer_method_skip\0" "lj_cf_buffer_new\0"
+	"lj_cf_collectgarbage\0" "lj_cf_coroutine_create\0" "lj_cf_coroutine_isyieldable\0" "lj_cf_coroutine_running\0"
+	"lj_cf_coroutine_status\0" "lj_cf_coroutine_wrap\0" "lj_cf_debug_debug\0" "lj_cf_debug_getfenv\0" "lj_cf_debug_gethook\0"
+	"lj_cf_debug_getinfo\0" "lj_cf_debug_getlocal\0" "lj_cf_debug_getmetatable\0" "lj_cf_debug_getregistry\0"
+	"lj_cf_debug_getupvalue\0" "lj_cf_debug_setfenv\0" "lj_cf_debug_sethook\0" "lj_cf_debug_setlocal\0"
+	"lj_cf_debug_setmetatable\0" "lj_cf_debug_setupvalue\0" "lj_cf_debug_traceback\0" "lj_cf_debug_upvalueid\0"
+	"lj_cf_debug_upvaluejoin\0" "lj_cf_dofile\0" "lj_cf_error\0" "lj_cf_ffi_abi\0" "lj_cf_ffi_alignof\0"
+	"lj_cf_ffi_callback_free\0" "lj_cf_ffi_callback_set\0" "lj_cf_ffi_cast\0" "lj_cf_ffi_cdef\0" "lj_cf_ffi_clib___gc\0"
+	"lj_cf_ffi_clib___index\0" "lj_cf_ffi_clib___newindex\0" "lj_cf_ffi_copy\0" "lj_cf_ffi_errno\0" "lj_cf_ffi_fill\0"
+	"lj_cf_ffi_gc\0" "lj_cf_ffi_istype\0" "lj_cf_ffi_load\0" "lj_cf_ffi_meta___add\0" "lj_cf_ffi_meta___call\0"
+	"lj_cf_ffi_meta___concat\0" "lj_cf_ffi_meta___div\0" "lj_cf_ffi_meta___eq\0" "lj_cf_ffi_meta___index\0"
+	"lj_cf_ffi_meta___ipairs\0" "lj_cf_ffi_meta___le\0" "lj_cf_ffi_meta___len\0" "lj_cf_ffi_meta___lt\0" "lj_cf_ffi_meta___mod\0"
+	"lj_cf_ffi_meta___mul\0" "lj_cf_ffi_meta___newindex\0" "lj_cf_ffi_meta___pairs\0" "lj_cf_ffi_meta___pow\0"
+	"lj_cf_ffi_meta___sub\0" "lj_cf_ffi_meta___tostring\0" "lj_cf_ffi_meta___unm\0" "lj_cf_ffi_metatype\0" "lj_cf_ffi_new\0"
+	"lj_cf_ffi_offsetof\0" "lj_cf_ffi_sizeof\0" "lj_cf_ffi_string\0" "lj_cf_ffi_typeinfo\0" "lj_cf_ffi_typeof\0" "lj_cf_gcinfo\0"
 	"lj_cf_getfenv\0" "lj_cf_io_close\0" "lj_cf_io_flush\0" "lj_cf_io_input\0" "lj_cf_io_lines\0" "lj_cf_io_method___gc\0"
 	"lj_cf_io_method___tostring\0" "lj_cf_io_method_close\0" "lj_cf_io_method_flush\0" "lj_cf_io_method_lines\0"
-	"lj_cf_io_method_read\0" "lj_cf_io_method_seek\0" "lj_cf_io_method_setvbuf\0" "lj_cf_io_method_write\0"
-	"lj_cf_io_open\0" "lj_cf_io_output\0" "lj_cf_io_popen\0" "lj_cf_io_read\0" "lj_cf_io_tmpfile\0" "lj_cf_io_type\0"
-	"lj_cf_io_write\0" "lj_cf_jit_attach\0" "lj_cf_jit_flush\0" "lj_cf_jit_off\0" "lj_cf_jit_on\0" "lj_cf_jit_opt_start\0"
+	"lj_cf_io_method_read\0" "lj_cf_io_method_seek\0" "lj_cf_io_method_setvbuf\0" "lj_cf_io_method_write\0" "lj_cf_io_open\0"
+	"lj_cf_io_output\0" "lj_cf_io_popen\0" "lj_cf_io_read\0" "lj_cf_io_tmpfile\0" "lj_cf_io_type\0" "lj_cf_io_write\0"
+	"lj_cf_jit_attach\0" "lj_cf_jit_flush\0" "lj_cf_jit_off\0" "lj_cf_jit_on\0" "lj_cf_jit_opt_start\0"
 	"lj_cf_jit_profile_dumpstack\0" "lj_cf_jit_profile_start\0" "lj_cf_jit_profile_stop\0" "lj_cf_jit_security\0"
 	"lj_cf_jit_status\0" "lj_cf_jit_util_funcbc\0" "lj_cf_jit_util_funcinfo\0" "lj_cf_jit_util_funck\0"
-	"lj_cf_jit_util_funcuvname\0" "lj_cf_jit_util_ircalladdr\0" "lj_cf_jit_util_traceexitstub\0"
-	"lj_cf_jit_util_traceinfo\0" "lj_cf_jit_util_traceir\0" "lj_cf_jit_util_tracek\0" "lj_cf_jit_util_tracemc\0"
-	"lj_cf_jit_util_tracesnap\0" "lj_cf_load\0" "lj_cf_loadfile\0" "lj_cf_loadstring\0" "lj_cf_math_random\0"
-	"lj_cf_math_randomseed\0" "lj_cf_newproxy\0" "lj_cf_os_clock\0" "lj_cf_os_date\0" "lj_cf_os_difftime\0"
-	"lj_cf_os_execute\0" "lj_cf_os_exit\0" "lj_cf_os_getenv\0" "lj_cf_os_remove\0" "lj_cf_os_rename\0"
-	"lj_cf_os_setlocale\0" "lj_cf_os_time\0" "lj_cf_os_tmpname\0" "lj_cf_package_loader_c\0" "lj_cf_package_loader_croot\0"
-	"lj_cf_package_loader_lua\0" "lj_cf_package_loader_preload\0" "lj_cf_package_loadlib\0" "lj_cf_package_module\0"
-	"lj_cf_package_require\0" "lj_cf_package_searchpath\0" "lj_cf_package_seeall\0" "lj_cf_package_unloadlib\0"
-	"lj_cf_print\0" "lj_cf_rawequal\0" "lj_cf_rawset\0" "lj_cf_select\0" "lj_cf_setfenv\0" "lj_cf_string_dump\0"
-	"lj_cf_string_find\0" "lj_cf_string_format\0" "lj_cf_string_gmatch\0" "lj_cf_string_gmatch_aux\0" "lj_cf_string_gsub\0"
-	"lj_cf_string_match\0" "lj_cf_string_rep\0" "lj_cf_table_clear\0" "lj_cf_table_concat\0" "lj_cf_table_insert\0"
-	"lj_cf_table_maxn\0" "lj_cf_table_new\0" "lj_cf_table_sort\0" "lj_cf_unpack\0" "lj_clib_default\0" "lj_clib_index\0"
-	"lj_clib_load\0" "lj_clib_unload\0" "lj_cont_cat\0" "lj_cont_condf\0" "lj_cont_condt\0" "lj_cont_dispatch\0"
-	"lj_cont_ffi_callback\0" "lj_cont_hook\0" "lj_cont_nop\0" "lj_cont_ra\0" "lj_cont_stitch\0" "lj_cparse\0"
-	"lj_cparse_case\0" "lj_crecord_loadiu64\0" "lj_crecord_tonumber\0" "lj_crecord_topcvoid\0" "lj_crecord_topuint8\0"
-	"lj_ctype_addname\0" "lj_ctype_freestate\0" "lj_ctype_getfieldq\0" "lj_ctype_getname\0" "lj_ctype_info\0"
-	"lj_ctype_init\0" "lj_ctype_intern\0" "lj_ctype_meta\0" "lj_ctype_new\0" "lj_ctype_rawref\0" "lj_ctype_repr\0"
-	"lj_ctype_repr_complex\0" "lj_ctype_repr_int64\0" "lj_ctype_size\0" "lj_ctype_vlsize\0" "lj_debug_addloc\0"
-	"lj_debug_dumpstack\0" "lj_debug_frame\0" "lj_debug_funcname\0" "lj_debug_getinfo\0" "lj_debug_line\0"
-	"lj_debug_pushloc\0" "lj_debug_shortname\0" "lj_debug_slotname\0" "lj_debug_uvname\0" "lj_debug_uvnamev\0"
-	"lj_dispatch_call\0" "lj_dispatch_init\0" "lj_dispatch_init_hotcount\0" "lj_dispatch_ins\0" "lj_dispatch_profile\0"
-	"lj_dispatch_stitch\0" "lj_dispatch_update\0" "!lj_err_arg\0" "!lj_err_argt\0" "!lj_err_argtype\0" "!lj_err_argv\0"
-	"!lj_err_caller\0" "!lj_err_callermsg\0" "!lj_err_callerv\0" "!lj_err_comp\0" "lj_err_deregister_mcode\0"
+	"lj_cf_jit_util_funcuvname\0" "lj_cf_jit_util_ircalladdr\0" "lj_cf_jit_util_traceexitstub\0" "lj_cf_jit_util_traceinfo\0"
+	"lj_cf_jit_util_traceir\0" "lj_cf_jit_util_tracek\0" "lj_cf_jit_util_tracemc\0" "lj_cf_jit_util_tracesnap\0" "lj_cf_load\0"
+	"lj_cf_loadfile\0" "lj_cf_loadstring\0" "lj_cf_math_random\0" "lj_cf_math_randomseed\0" "lj_cf_newproxy\0" "lj_cf_os_clock\0"
+	"lj_cf_os_date\0" "lj_cf_os_difftime\0" "lj_cf_os_execute\0" "lj_cf_os_exit\0" "lj_cf_os_getenv\0" "lj_cf_os_remove\0"
+	"lj_cf_os_rename\0" "lj_cf_os_setlocale\0" "lj_cf_os_time\0" "lj_cf_os_tmpname\0" "lj_cf_package_loader_c\0"
+	"lj_cf_package_loader_croot\0" "lj_cf_package_loader_lua\0" "lj_cf_package_loader_preload\0" "lj_cf_package_loadlib\0"
+	"lj_cf_package_module\0" "lj_cf_package_require\0" "lj_cf_package_searchpath\0" "lj_cf_package_seeall\0"
+	"lj_cf_package_unloadlib\0" "lj_cf_print\0" "lj_cf_rawequal\0" "lj_cf_rawset\0" "lj_cf_select\0" "lj_cf_setfenv\0"
+	"lj_cf_string_dump\0" "lj_cf_string_find\0" "lj_cf_string_format\0" "lj_cf_string_gmatch\0" "lj_cf_string_gmatch_aux\0"
+	"lj_cf_string_gsub\0" "lj_cf_string_match\0" "lj_cf_string_rep\0" "lj_cf_table_clear\0" "lj_cf_table_concat\0"
+	"lj_cf_table_insert\0" "lj_cf_table_maxn\0" "lj_cf_table_new\0" "lj_cf_table_sort\0" "lj_cf_unpack\0" "lj_clib_default\0"
+	"lj_clib_index\0" "lj_clib_load\0" "lj_clib_unload\0" "lj_cont_cat\0" "lj_cont_condf\0" "lj_cont_condt\0" "lj_cont_dispatch\0"
+	"lj_cont_ffi_callback\0" "lj_cont_hook\0" "lj_cont_nop\0" "lj_cont_ra\0" "lj_cont_stitch\0" "lj_cparse\0" "lj_cparse_case\0"
+	"lj_crecord_loadiu64\0" "lj_crecord_tonumber\0" "lj_crecord_topcvoid\0" "lj_crecord_topuint8\0" "lj_ctype_addname\0"
+	"lj_ctype_freestate\0" "lj_ctype_getfieldq\0" "lj_ctype_getname\0" "lj_ctype_info\0" "lj_ctype_init\0" "lj_ctype_intern\0"
+	"lj_ctype_meta\0" "lj_ctype_new\0" "lj_ctype_rawref\0" "lj_ctype_repr\0" "lj_ctype_repr_complex\0" "lj_ctype_repr_int64\0"
+	"lj_ctype_size\0" "lj_ctype_vlsize\0" "lj_debug_addloc\0" "lj_debug_dumpstack\0" "lj_debug_frame\0" "lj_debug_funcname\0"
+	"lj_debug_getinfo\0" "lj_debug_line\0" "lj_debug_pushloc\0" "lj_debug_shortname\0" "lj_debug_slotname\0" "lj_debug_uvname\0"
+	"lj_debug_uvnamev\0" "lj_dispatch_call\0" "lj_dispatch_init\0" "lj_dispatch_init_hotcount\0" "lj_dispatch_ins\0"
+	"lj_dispatch_profile\0" "lj_dispatch_stitch\0" "lj_dispatch_update\0" "!lj_err_arg\0" "!lj_err_argt\0" "!lj_err_argtype\0"
+	"!lj_err_argv\0" "!lj_err_caller\0" "!lj_err_callermsg\0" "!lj_err_callerv\0" "!lj_err_comp\0" "lj_err_deregister_mcode\0"
 	"!lj_err_lex\0" "!lj_err_mem\0" "!lj_err_msg\0" "!lj_err_optype\0" "!lj_err_optype_call\0" "lj_err_register_mcode\0"
-	"!lj_err_run\0" "lj_err_stkov\0" "!lj_err_str\0" "!lj_err_throw\0" "!lj_err_trace\0" "lj_err_unwind_dwarf\0"
-	"lj_ff_assert\0" "lj_ff_bit_arshift\0" "lj_ff_bit_band\0" "lj_ff_bit_bnot\0" "lj_ff_bit_bor\0" "lj_ff_bit_bswap\0"
-	"lj_ff_bit_bxor\0" "lj_ff_bit_lshift\0" "lj_ff_bit_rol\0" "lj_ff_bit_ror\0" "lj_ff_bit_rshift\0" "lj_ff_bit_tobit\0"
-	"lj_ff_coroutine_resume\0" "lj_ff_coroutine_wrap_aux\0" "lj_ff_coroutine_yield\0" "lj_ff_getmetatable\0"
-	"lj_ff_ipairs\0" "lj_ff_ipairs_aux\0" "lj_ff_math_abs\0" "lj_ff_math_acos\0" "lj_ff_math_asin\0" "lj_ff_math_atan\0"
-	"lj_ff_math_atan2\0" "lj_ff_math_ceil\0" "lj_ff_math_cos\0" "lj_ff_math_cosh\0" "lj_ff_math_exp\0" "lj_ff_math_floor\0"
-	"lj_ff_math_fmod\0" "lj_ff_math_frexp\0" "lj_ff_math_ldexp\0" "lj_ff_math_log\0" "lj_ff_math_log10\0"
-	"lj_ff_math_max\0" "lj_ff_math_min\0" "lj_ff_math_modf\0" "lj_ff_math_pow\0" "lj_ff_math_sin\0" "lj_ff_math_sinh\0"
-	"lj_ff_math_sqrt\0" "lj_ff_math_tan\0" "lj_ff_math_tanh\0" "lj_ff_next\0" "lj_ff_pairs\0" "lj_ff_pcall\0"
-	"lj_ff_rawget\0" "lj_ff_setmetatable\0" "lj_ff_string_byte\0" "lj_ff_string_char\0" "lj_ff_string_lower\0"
-	"lj_ff_string_reverse\0" "lj_ff_string_sub\0" "lj_ff_string_upper\0" "lj_ff_tonumber\0" "lj_ff_tostring\0"
-	"lj_ff_type\0" "lj_ff_xpcall\0" "lj_fff_emptystr\0" "lj_fff_fallback\0" "lj_fff_fallback_1\0" "lj_fff_fallback_2\0"
-	"lj_fff_fallback_bit_op\0" "lj_fff_gcstep\0" "lj_fff_newstr\0" "lj_fff_res\0" "lj_fff_res0\0" "lj_fff_res1\0"
-	"lj_fff_res2\0" "lj_fff_res_\0" "lj_fff_resbit\0" "lj_fff_resn\0" "lj_fff_resstr\0" "lj_fff_resxmm0\0"
-	"lj_ffh_assert\0" "lj_ffh_bit_band\0" "lj_ffh_bit_bnot\0" "lj_ffh_bit_bswap\0" "lj_ffh_bit_lshift\0"
+	"!lj_err_run\0" "lj_err_stkov\0" "!lj_err_str\0" "!lj_err_throw\0" "!lj_err_trace\0" "lj_err_unwind_dwarf\0" "lj_ff_assert\0"
+	"lj_ff_bit_arshift\0" "lj_ff_bit_band\0" "lj_ff_bit_bnot\0" "lj_ff_bit_bor\0" "lj_ff_bit_bswap\0" "lj_ff_bit_bxor\0"
+	"lj_ff_bit_lshift\0" "lj_ff_bit_rol\0" "lj_ff_bit_ror\0" "lj_ff_bit_rshift\0" "lj_ff_bit_tobit\0" "lj_ff_coroutine_resume\0"
+	"lj_ff_coroutine_wrap_aux\0" "lj_ff_coroutine_yield\0" "lj_ff_getmetatable\0" "lj_ff_ipairs\0" "lj_ff_ipairs_aux\0"
+	"lj_ff_math_abs\0" "lj_ff_math_acos\0" "lj_ff_math_asin\0" "lj_ff_math_atan\0" "lj_ff_math_atan2\0" "lj_ff_math_ceil\0"
+	"lj_ff_math_cos\0" "lj_ff_math_cosh\0" "lj_ff_math_exp\0" "lj_ff_math_floor\0" "lj_ff_math_fmod\0" "lj_ff_math_frexp\0"
+	"lj_ff_math_ldexp\0" "lj_ff_math_log\0" "lj_ff_math_log10\0" "lj_ff_math_max\0" "lj_ff_math_min\0" "lj_ff_math_modf\0"
+	"lj_ff_math_pow\0" "lj_ff_math_sin\0" "lj_ff_math_sinh\0" "lj_ff_math_sqrt\0" "lj_ff_math_tan\0" "lj_ff_math_tanh\0"
+	"lj_ff_next\0" "lj_ff_pairs\0" "lj_ff_pcall\0" "lj_ff_rawget\0" "lj_ff_setmetatable\0" "lj_ff_string_byte\0"
+	"lj_ff_string_char\0" "lj_ff_string_lower\0" "lj_ff_string_reverse\0" "lj_ff_string_sub\0" "lj_ff_string_upper\0"
+	"lj_ff_tonumber\0" "lj_ff_tostring\0" "lj_ff_type\0" "lj_ff_xpcall\0" "lj_fff_emptystr\0" "lj_fff_fallback\0"
+	"lj_fff_fallback_1\0" "lj_fff_fallback_2\0" "lj_fff_fallback_bit_op\0" "lj_fff_gcstep\0" "lj_fff_newstr\0" "lj_fff_res\0"
+	"lj_fff_res0\0" "lj_fff_res1\0" "lj_fff_res2\0" "lj_fff_res_\0" "lj_fff_resbit\0" "lj_fff_resn\0" "lj_fff_resstr\0"
+	"lj_fff_resxmm0\0" "lj_ffh_assert\0" "lj_ffh_bit_band\0" "lj_ffh_bit_bnot\0" "lj_ffh_bit_bswap\0" "lj_ffh_bit_lshift\0"
 	"lj_ffh_bit_tobit\0" "lj_ffh_coroutine_resume\0" "lj_ffh_coroutine_wrap_aux\0" "lj_ffh_coroutine_wrap_err\0"
 	"lj_ffh_coroutine_yield\0" "lj_ffh_ipairs\0" "lj_ffh_ipairs_aux\0" "lj_ffh_math_abs\0" "lj_ffh_math_atan2\0"
 	"lj_ffh_math_ldexp\0" "lj_ffh_math_log\0" "lj_ffh_math_min\0" "lj_ffh_math_sqrt\0" "lj_ffh_next\0" "lj_ffh_pairs\0"
 	"lj_ffh_pcall\0" "lj_ffh_rawget\0" "lj_ffh_setmetatable\0" "lj_ffh_string_byte\0" "lj_ffh_string_char\0"
 	"lj_ffh_string_reverse\0" "lj_ffh_string_sub\0" "lj_ffh_tonumber\0" "lj_ffh_tostring\0" "lj_ffrecord_func\0"
-	"lj_ffrecord_select_mode\0" "lj_func_closeuv\0" "lj_func_free\0" "lj_func_freeproto\0" "lj_func_freeuv\0"
-	"lj_func_newC\0" "lj_func_newL_empty\0" "lj_func_newL_gc\0" "lj_gc_barrierf\0" "lj_gc_barriertrace\0"
-	"lj_gc_barrieruv\0" "lj_gc_closeuv\0" "lj_gc_finalize_cdata\0" "lj_gc_finalize_udata\0" "lj_gc_freeall\0"
-	"lj_gc_fullgc\0" "lj_gc_separateudata\0" "lj_gc_step\0" "lj_gc_step_fixtop\0" "lj_gc_step_jit\0" "lj_ir_call\0"
-	"lj_ir_emit\0" "lj_ir_ggfload\0" "lj_ir_growbot\0" "lj_ir_growtop\0" "lj_ir_k64\0" "lj_ir_kgc\0" "lj_ir_kint\0"
-	"lj_ir_kint64\0" "lj_ir_knull\0" "lj_ir_knum_u64\0" "lj_ir_knumint\0" "lj_ir_kptr_\0" "lj_ir_kslot\0" "lj_ir_ktrace\0"
-	"lj_ir_kvalue\0" "lj_ir_numcmp\0" "lj_ir_rollback\0" "lj_ir_strcmp\0" "lj_ir_tonum\0" "lj_ir_tonumber\0"
-	"lj_ir_tostr\0" "lj_lex_cleanup\0" "lj_lex_error\0" "lj_lex_init\0" "lj_lex_lookahead\0" "lj_lex_next\0"
-	"lj_lex_setup\0" "lj_lex_token2str\0" "lj_lib_checkany\0" "lj_lib_checkfunc\0" "lj_lib_checkint\0"
-	"lj_lib_checkintrange\0" "lj_lib_checknum\0" "lj_lib_checkopt\0" "lj_lib_checkstr\0" "lj_lib_checkstrx\0"
-	"lj_lib_checktab\0" "lj_lib_checktabornil\0" "lj_lib_optint\0" "lj_lib_optstr\0" "lj_lib_postreg\0" "lj_lib_prereg\0"
-	"lj_lib_pushcc\0" "lj_lib_register\0" "lj_lightud_intern\0" "lj_mcode_abort\0" "lj_mcode_commit\0" "lj_mcode_free\0"
-	"lj_mcode_limiterr\0" "lj_mcode_patch\0" "lj_mcode_reserve\0" "lj_mcode_sync\0" "lj_mem_grow\0" "lj_mem_newgco\0"
-	"lj_mem_realloc\0" "lj_meta_arith\0" "lj_meta_cache\0" "lj_meta_call\0" "lj_meta_cat\0" "lj_meta_comp\0"
-	"lj_meta_equal\0" "lj_meta_equal_cd\0" "lj_meta_for\0" "lj_meta_init\0" "lj_meta_istype\0" "lj_meta_len\0"
-	"lj_meta_lookup\0" "lj_meta_tailcall\0" "lj_meta_tget\0" "lj_meta_tset\0" "lj_obj_equal\0" "lj_obj_ptr\0"
-	"lj_opt_cse\0" "lj_opt_cselim\0" "lj_opt_dce\0" "lj_opt_dse_ahstore\0" "lj_opt_dse_fstore\0" "lj_opt_dse_ustore\0"
-	"lj_opt_dse_xstore\0" "lj_opt_fold\0" "lj_opt_fwd_alen\0" "lj_opt_fwd_aload\0" "lj_opt_fwd_fload\0"
-	"lj_opt_fwd_hload\0" "lj_opt_fwd_href_nokey\0" "lj_opt_fwd_hrefk\0" "lj_opt_fwd_sbuf\0" "lj_opt_fwd_tptr\0"
-	"lj_opt_fwd_uload\0" "lj_opt_fwd_wasnonnil\0" "lj_opt_fwd_xload\0" "lj_opt_loop\0" "lj_opt_narrow_arith\0"
+	"lj_ffrecord_select_mode\0" "lj_func_closeuv\0" "lj_func_free\0" "lj_func_freeproto\0" "lj_func_freeuv\0" "lj_func_newC\0"
+	"lj_func_newL_empty\0" "lj_func_newL_gc\0" "lj_gc_barrierf\0" "lj_gc_barriertrace\0" "lj_gc_barrieruv\0" "lj_gc_closeuv\0"
+	"lj_gc_finalize_cdata\0" "lj_gc_finalize_udata\0" "lj_gc_freeall\0" "lj_gc_fullgc\0" "lj_gc_separateudata\0" "lj_gc_step\0"
+	"lj_gc_step_fixtop\0" "lj_gc_step_jit\0" "lj_ir_call\0" "lj_ir_emit\0" "lj_ir_ggfload\0" "lj_ir_growbot\0" "lj_ir_growtop\0"
+	"lj_ir_k64\0" "lj_ir_kgc\0" "lj_ir_kint\0" "lj_ir_kint64\0" "lj_ir_knull\0" "lj_ir_knum_u64\0" "lj_ir_knumint\0"
+	"lj_ir_kptr_\0" "lj_ir_kslot\0" "lj_ir_ktrace\0" "lj_ir_kvalue\0" "lj_ir_numcmp\0" "lj_ir_rollback\0" "lj_ir_strcmp\0"
+	"lj_ir_tonum\0" "lj_ir_tonumber\0" "lj_ir_tostr\0" "lj_lex_cleanup\0" "lj_lex_error\0" "lj_lex_init\0" "lj_lex_lookahead\0"
+	"lj_lex_next\0" "lj_lex_setup\0" "lj_lex_token2str\0" "lj_lib_checkany\0" "lj_lib_checkfunc\0" "lj_lib_checkint\0"
+	"lj_lib_checkintrange\0" "lj_lib_checknum\0" "lj_lib_checkopt\0" "lj_lib_checkstr\0" "lj_lib_checkstrx\0" "lj_lib_checktab\0"
+	"lj_lib_checktabornil\0" "lj_lib_optint\0" "lj_lib_optstr\0" "lj_lib_postreg\0" "lj_lib_prereg\0" "lj_lib_pushcc\0"
+	"lj_lib_register\0" "lj_lightud_intern\0" "lj_mcode_abort\0" "lj_mcode_commit\0" "lj_mcode_free\0" "lj_mcode_limiterr\0"
+	"lj_mcode_patch\0" "lj_mcode_reserve\0" "lj_mcode_sync\0" "lj_mem_grow\0" "lj_mem_newgco\0" "lj_mem_realloc\0"
+	"lj_meta_arith\0" "lj_meta_cache\0" "lj_meta_call\0" "lj_meta_cat\0" "lj_meta_comp\0" "lj_meta_equal\0" "lj_meta_equal_cd\0"
+	"lj_meta_for\0" "lj_meta_init\0" "lj_meta_istype\0" "lj_meta_len\0" "lj_meta_lookup\0" "lj_meta_tailcall\0" "lj_meta_tget\0"
+	"lj_meta_tset\0" "lj_obj_equal\0" "lj_obj_ptr\0" "lj_opt_cse\0" "lj_opt_cselim\0" "lj_opt_dce\0" "lj_opt_dse_ahstore\0"
+	"lj_opt_dse_fstore\0" "lj_opt_dse_ustore\0" "lj_opt_dse_xstore\0" "lj_opt_fold\0" "lj_opt_fwd_alen\0" "lj_opt_fwd_aload\0"
+	"lj_opt_fwd_fload\0" "lj_opt_fwd_hload\0" "lj_opt_fwd_href_nokey\0" "lj_opt_fwd_hrefk\0" "lj_opt_fwd_sbuf\0"
+	"lj_opt_fwd_tptr\0" "lj_opt_fwd_uload\0" "lj_opt_fwd_wasnonnil\0" "lj_opt_fwd_xload\0" "lj_opt_loop\0" "lj_opt_narrow_arith\0"
 	"lj_opt_narrow_cindex\0" "lj_opt_narrow_convert\0" "lj_opt_narrow_forl\0" "lj_opt_narrow_index\0" "lj_opt_narrow_mod\0"
-	"lj_opt_narrow_tobit\0" "lj_opt_narrow_toint\0" "lj_opt_narrow_unm\0" "lj_opt_sink\0" "lj_parse\0"
-	"lj_parse_keepcdata\0" "lj_parse_keepstr\0" "lj_prng_seed_secure\0" "!lj_prng_u64\0" "!lj_prng_u64d\0"
-	"lj_profile_interpreter\0" "lj_record_call\0" "lj_record_constify\0" "lj_record_idx\0" "lj_record_ins\0"
-	"lj_record_mm_lookup\0" "lj_record_next\0" "lj_record_objcmp\0" "lj_record_ret\0" "lj_record_setup\0"
-	"lj_record_stop\0" "lj_record_tailcall\0" "lj_record_vload\0" "lj_serialize_decode\0" "lj_serialize_dict_prep_mt\0"
-	"lj_serialize_dict_prep_str\0" "lj_serialize_encode\0" "lj_serialize_get\0" "lj_serialize_peektype\0"
-	"lj_serialize_put\0" "lj_snap_add\0" "lj_snap_grow_buf_\0" "lj_snap_grow_map_\0" "lj_snap_purge\0" "lj_snap_regspmap\0"
-	"lj_snap_replay\0" "lj_snap_restore\0" "lj_snap_shrink\0" "lj_state_free\0" "lj_state_growstack\0"
+	"lj_opt_narrow_tobit\0" "lj_opt_narrow_toint\0" "lj_opt_narrow_unm\0" "lj_opt_sink\0" "lj_parse\0" "lj_parse_keepcdata\0"
+	"lj_parse_keepstr\0" "lj_prng_seed_secure\0" "!lj_prng_u64\0" "!lj_prng_u64d\0" "lj_profile_interpreter\0" "lj_record_call\0"
+	"lj_record_constify\0" "lj_record_idx\0" "lj_record_ins\0" "lj_record_mm_lookup\0" "lj_record_next\0" "lj_record_objcmp\0"
+	"lj_record_ret\0" "lj_record_setup\0" "lj_record_stop\0" "lj_record_tailcall\0" "lj_record_vload\0" "lj_serialize_decode\0"
+	"lj_serialize_dict_prep_mt\0" "lj_serialize_dict_prep_str\0" "lj_serialize_encode\0" "lj_serialize_get\0"
+	"lj_serialize_peektype\0" "lj_serialize_put\0" "lj_snap_add\0" "lj_snap_grow_buf_\0" "lj_snap_grow_map_\0" "lj_snap_purge\0"
+	"lj_snap_regspmap\0" "lj_snap_replay\0" "lj_snap_restore\0" "lj_snap_shrink\0" "lj_state_free\0" "lj_state_growstack\0"
 	"lj_state_growstack1\0" "lj_state_new\0" "lj_state_newstate\0" "lj_state_relimitstack\0" "lj_state_shrinkstack\0"
 	"lj_str_alloc\0" "lj_str_cmp\0" "lj_str_find\0" "lj_str_free\0" "lj_str_haspattern\0" "lj_str_init\0" "lj_str_new\0"
 	"!lj_str_rehash_chain\0" "lj_str_resize\0" "lj_strfmt_char\0" "lj_strfmt_int\0" "lj_strfmt_num\0" "lj_strfmt_number\0"
-	"lj_strfmt_obj\0" "lj_strfmt_parse\0" "lj_strfmt_pushf\0" "lj_strfmt_pushvf\0" "lj_strfmt_putarg\0"
-	"lj_strfmt_putfchar\0" "lj_strfmt_putfnum\0" "lj_strfmt_putfnum_int\0" "lj_strfmt_putfnum_uint\0" "lj_strfmt_putfstr\0"
-	"lj_strfmt_putfxint\0" "lj_strfmt_putint\0" "lj_strfmt_putnum\0" "lj_strfmt_putptr\0" "lj_strfmt_putquoted\0"
-	"lj_strfmt_wfnum\0" "lj_strfmt_wint\0" "lj_strfmt_wptr\0" "lj_strfmt_wstrnum\0" "lj_strfmt_wuint9\0"
-	"lj_strfmt_wuleb128\0" "lj_strscan_num\0" "lj_strscan_scan\0" "lj_tab_clear\0" "lj_tab_dup\0" "lj_tab_free\0"
-	"lj_tab_get\0" "lj_tab_getinth\0" "lj_tab_getstr\0" "lj_tab_keyindex\0" "lj_tab_len\0" "lj_tab_len_hint\0"
-	"lj_tab_new\0" "lj_tab_new1\0" "lj_tab_new_ah\0" "lj_tab_newkey\0" "lj_tab_next\0" "lj_tab_reasize\0" "lj_tab_rehash\0"
-	"lj_tab_resize\0" "lj_tab_set\0" "lj_tab_setinth\0" "lj_tab_setstr\0" "lj_trace_alloc\0" "lj_trace_err\0"
-	"lj_trace_err_info\0" "lj_trace_exit\0" "lj_trace_flush\0" "lj_trace_flushall\0" "lj_trace_flushproto\0"
-	"lj_trace_free\0" "lj_trace_freestate\0" "lj_trace_hot\0" "lj_trace_initstate\0" "lj_trace_ins\0"
-	"lj_trace_reenableproto\0" "lj_trace_stitch\0" "lj_trace_unwind\0" "lj_udata_free\0" "lj_udata_new\0" "lj_vm_IITERN\0"
-	"lj_vm_call\0" "lj_vm_call_dispatch\0" "lj_vm_call_dispatch_f\0" "lj_vm_call_tail\0" "lj_vm_callhook\0" "lj_vm_ceil\0"
-	"lj_vm_cpcall\0" "lj_vm_cpuid\0" "lj_vm_errno\0" "lj_vm_exit_handler\0" "lj_vm_exit_interp\0" "lj_vm_ffi_call\0"
-	"lj_vm_ffi_callback\0" "lj_vm_floor\0" "lj_vm_foldarith\0" "lj_vm_foldfpm\0" "lj_vm_growstack_c\0"
-	"lj_vm_growstack_f\0" "lj_vm_growstack_v\0" "lj_vm_hotcall\0" "lj_vm_hotloop\0" "lj_vm_inshook\0" "lj_vm_leave_cp\0"
-	"lj_vm_leave_unw\0" "lj_vm_mod\0" "lj_vm_modi\0" "lj_vm_next\0" "lj_vm_pcall\0" "lj_vm_profhook\0" "lj_vm_record\0"
-	"lj_vm_resume\0" "lj_vm_rethook\0" "lj_vm_return\0" "lj_vm_returnc\0" "lj_vm_returnp\0" "lj_vm_trunc\0"
-	"lj_vm_trunc_sse\0" "lj_vm_unwind_c\0" "lj_vm_unwind_c_eh\0" "lj_vm_unwind_ff\0" "lj_vm_unwind_ff_eh\0"
-	"lj_vm_unwind_rethrow\0" "lj_vm_unwind_yield\0" "lj_vmeta_arith_nv\0" "lj_vmeta_arith_vn\0" "lj_vmeta_arith_vv\0"
-	"lj_vmeta_binop\0" "lj_vmeta_call\0" "lj_vmeta_call_ra\0" "lj_vmeta_comp\0" "lj_vmeta_equal\0" "lj_vmeta_equal_cd\0"
-	"lj_vmeta_for\0" "lj_vmeta_istype\0" "lj_vmeta_len\0" "lj_vmeta_tgetb\0" "lj_vmeta_tgetr\0" "lj_vmeta_tgets\0"
-	"lj_vmeta_tgetv\0" "lj_vmeta_tsetb\0" "lj_vmeta_tsetr\0" "lj_vmeta_tsets\0" "lj_vmeta_tsetv\0" "lj_vmeta_unm\0"
-	"lj_vmevent_call\0" "lj_vmevent_prepare\0" "ll_bcsym\0" "ll_load\0" "ll_loadfunc\0" "ll_register\0" "ll_sym\0"
-	"ll_unloadlib\0" "load_aux\0" "loaderror\0" "loadjitmodule\0" "loadline\0" "loop_emit_phi\0" "loop_subst_snap\0"
-	"loop_undo\0" "loop_unroll\0" "lstop\0" "luaJIT_profile_dumpstack\0" "luaJIT_profile_start\0" "luaJIT_profile_stop\0"
-	"luaJIT_setmode\0" "luaL_addlstring\0" "luaL_addstring\0" "luaL_addvalue\0" "luaL_argerror\0" "luaL_buffinit\0"
-	"luaL_callmeta\0" "luaL_checkany\0" "luaL_checkinteger\0" "luaL_checklstring\0" "luaL_checknumber\0"
+	"lj_strfmt_obj\0" "lj_strfmt_parse\0" "lj_strfmt_pushf\0" "lj_strfmt_pushvf\0" "lj_strfmt_putarg\0" "lj_strfmt_putfchar\0"
+	"lj_strfmt_putfnum\0" "lj_strfmt_putfnum_int\0" "lj_strfmt_putfnum_uint\0" "lj_strfmt_putfstr\0" "lj_strfmt_putfxint\0"
+	"lj_strfmt_putint\0" "lj_strfmt_putnum\0" "lj_strfmt_putptr\0" "lj_strfmt_putquoted\0" "lj_strfmt_wfnum\0" "lj_strfmt_wint\0"
+	"lj_strfmt_wptr\0" "lj_strfmt_wstrnum\0" "lj_strfmt_wuint9\0" "lj_strfmt_wuleb128\0" "lj_strscan_num\0" "lj_strscan_scan\0"
+	"lj_tab_clear\0" "lj_tab_dup\0" "lj_tab_free\0" "lj_tab_get\0" "lj_tab_getinth\0" "lj_tab_getstr\0" "lj_tab_keyindex\0"
+	"lj_tab_len\0" "lj_tab_len_hint\0" "lj_tab_new\0" "lj_tab_new1\0" "lj_tab_new_ah\0" "lj_tab_newkey\0" "lj_tab_next\0"
+	"lj_tab_reasize\0" "lj_tab_rehash\0" "lj_tab_resize\0" "lj_tab_set\0" "lj_tab_setinth\0" "lj_tab_setstr\0" "lj_trace_alloc\0"
+	"lj_trace_err\0" "lj_trace_err_info\0" "lj_trace_exit\0" "lj_trace_flush\0" "lj_trace_flushall\0" "lj_trace_flushproto\0"
+	"lj_trace_free\0" "lj_trace_freestate\0" "lj_trace_hot\0" "lj_trace_initstate\0" "lj_trace_ins\0" "lj_trace_reenableproto\0"
+	"lj_trace_stitch\0" "lj_trace_unwind\0" "lj_udata_free\0" "lj_udata_new\0" "lj_vm_IITERN\0" "lj_vm_call\0"
+	"lj_vm_call_dispatch\0" "lj_vm_call_dispatch_f\0" "lj_vm_call_tail\0" "lj_vm_callhook\0" "lj_vm_ceil\0" "lj_vm_cpcall\0"
+	"lj_vm_cpuid\0" "lj_vm_errno\0" "lj_vm_exit_handler\0" "lj_vm_exit_interp\0" "lj_vm_ffi_call\0" "lj_vm_ffi_callback\0"
+	"lj_vm_floor\0" "lj_vm_foldarith\0" "lj_vm_foldfpm\0" "lj_vm_growstack_c\0" "lj_vm_growstack_f\0" "lj_vm_growstack_v\0"
+	"lj_vm_hotcall\0" "lj_vm_hotloop\0" "lj_vm_inshook\0" "lj_vm_leave_cp\0" "lj_vm_leave_unw\0" "lj_vm_mod\0" "lj_vm_modi\0"
+	"lj_vm_next\0" "lj_vm_pcall\0" "lj_vm_profhook\0" "lj_vm_record\0" "lj_vm_resume\0" "lj_vm_rethook\0" "lj_vm_return\0"
+	"lj_vm_returnc\0" "lj_vm_returnp\0" "lj_vm_trunc\0" "lj_vm_trunc_sse\0" "lj_vm_unwind_c\0" "lj_vm_unwind_c_eh\0"
+	"lj_vm_unwind_ff\0" "lj_vm_unwind_ff_eh\0" "lj_vm_unwind_rethrow\0" "lj_vm_unwind_yield\0" "lj_vmeta_arith_nv\0"
+	"lj_vmeta_arith_vn\0" "lj_vmeta_arith_vv\0" "lj_vmeta_binop\0" "lj_vmeta_call\0" "lj_vmeta_call_ra\0" "lj_vmeta_comp\0"
+	"lj_vmeta_equal\0" "lj_vmeta_equal_cd\0" "lj_vmeta_for\0" "lj_vmeta_istype\0" "lj_vmeta_len\0" "lj_vmeta_tgetb\0"
+	"lj_vmeta_tgetr\0" "lj_vmeta_tgets\0" "lj_vmeta_tgetv\0" "lj_vmeta_tsetb\0" "lj_vmeta_tsetr\0" "lj_vmeta_tsets\0"
+	"lj_vmeta_tsetv\0" "lj_vmeta_unm\0" "lj_vmevent_call\0" "lj_vmevent_prepare\0" "ll_bcsym\0" "ll_load\0" "ll_loadfunc\0"
+	"ll_register\0" "ll_sym\0" "ll_unloadlib\0" "load_aux\0" "loaderror\0" "loadjitmodule\0" "loadline\0" "loop_emit_phi\0"
+	"loop_subst_snap\0" "loop_undo\0" "loop_unroll\0" "lstop\0" "luaJIT_profile_dumpstack\0" "luaJIT_profile_start\0"
+	"luaJIT_profile_stop\0" "luaJIT_setmode\0" "luaL_addlstring\0" "luaL_addstring\0" "luaL_addvalue\0" "luaL_argerror\0"
+	"luaL_buffinit\0" "luaL_callmeta\0" "luaL_checkany\0" "luaL_checkinteger\0" "luaL_checklstring\0" "luaL_checknumber\0"
 	"luaL_checkoption\0" "luaL_checkstack\0" "luaL_checktype\0" "luaL_checkudata\0" "luaL_error\0" "luaL_execresult\0"
 	"luaL_fileresult\0" "luaL_findtable\0" "luaL_getmetafield\0" "luaL_gsub\0" "luaL_loadbuffer\0" "luaL_loadbufferx\0"
 	"luaL_loadfile\0" "luaL_loadfilex\0" "luaL_loadstring\0" "luaL_newmetatable\0" "luaL_newstate\0" "luaL_openlib\0"
@@ -286,483 +270,405 @@ static const char ljcg_upstream_2022_names[] =
 	"luaL_traceback\0" "luaL_typerror\0" "luaL_unref\0" "luaL_where\0" "lua_atpanic\0" "lua_call\0" "lua_checkstack\0"
 	"lua_close\0" "lua_concat\0" "lua_copy\0" "lua_cpcall\0" "lua_createtable\0" "lua_dump\0" "lua_equal\0" "lua_error\0"
 	"lua_gc\0" "lua_getallocf\0" "lua_getfenv\0" "lua_getfield\0" "lua_gethook\0" "lua_gethookcount\0" "lua_gethookmask\0"
-	"lua_getinfo\0" "lua_getlocal\0" "lua_getmetatable\0" "lua_getstack\0" "lua_gettable\0" "lua_gettop\0"
-	"lua_getupvalue\0" "lua_insert\0" "lua_iscfunction\0" "lua_isnumber\0" "lua_isstring\0" "lua_isuserdata\0"
-	"lua_isyieldable\0" "lua_lessthan\0" "lua_load\0" "lua_loadx\0" "lua_newstate\0" "lua_newthread\0" "lua_newuserdata\0"
-	"lua_next\0" "lua_objlen\0" "lua_pcall\0" "lua_pushboolean\0" "lua_pushcclosure\0" "lua_pushfstring\0"
-	"lua_pushinteger\0" "lua_pushlightuserdata\0" "lua_pushlstring\0" "lua_pushnil\0" "lua_pushnumber\0" "lua_pushstring\0"
-	"lua_pushthread\0" "lua_pushvalue\0" "lua_pushvfstring\0" "lua_rawequal\0" "lua_rawget\0" "lua_rawgeti\0"
-	"lua_rawset\0" "lua_rawseti\0" "lua_remove\0" "lua_replace\0" "lua_resume\0" "lua_setallocf\0" "lua_setfenv\0"
-	"lua_setfield\0" "lua_sethook\0" "lua_setlocal\0" "lua_setmetatable\0" "lua_settable\0" "lua_settop\0"
-	"lua_setupvalue\0" "lua_status\0" "lua_toboolean\0" "lua_tocfunction\0" "lua_tointeger\0" "lua_tointegerx\0"
+	"lua_getinfo\0" "lua_getlocal\0" "lua_getmetatable\0" "lua_getstack\0" "lua_gettable\0" "lua_gettop\0" "lua_getupvalue\0"
+	"lua_insert\0" "lua_iscfunction\0" "lua_isnumber\0" "lua_isstring\0" "lua_isuserdata\0" "lua_isyieldable\0" "lua_lessthan\0"
+	"lua_load\0" "lua_loadx\0" "lua_newstate\0" "lua_newthread\0" "lua_newuserdata\0" "lua_next\0" "lua_objlen\0" "lua_pcall\0"
+	"lua_pushboolean\0" "lua_pushcclosure\0" "lua_pushfstring\0" "lua_pushinteger\0" "lua_pushlightuserdata\0" "lua_pushlstring\0"
+	"lua_pushnil\0" "lua_pushnumber\0" "lua_pushstring\0" "lua_pushthread\0" "lua_pushvalue\0" "lua_pushvfstring\0"
+	"lua_rawequal\0" "lua_rawget\0" "lua_rawgeti\0" "lua_rawset\0" "lua_rawseti\0" "lua_remove\0" "lua_replace\0" "lua_resume\0"
+	"lua_setallocf\0" "lua_setfenv\0" "lua_setfield\0" "lua_sethook\0" "lua_setlocal\0" "lua_setmetatable\0" "lua_settable\0"
+	"lua_settop\0" "lua_setupvalue\0" "lua_status\0" "lua_toboolean\0" "lua_tocfunction\0" "lua_tointeger\0" "lua_tointegerx\0"
 	"lua_tolstring\0" "lua_tonumber\0" "lua_tonumberx\0" "lua_topointer\0" "lua_tothread\0" "lua_touserdata\0" "lua_type\0"
 	"lua_typename\0" "lua_upvalueid\0" "lua_upvaluejoin\0" "lua_version\0" "lua_xmove\0" "lua_yield\0" "luaopen_base\0"
-	"luaopen_bit\0" "luaopen_debug\0" "luaopen_ffi\0" "luaopen_io\0" "luaopen_jit\0" "luaopen_jit_profile\0"
-	"luaopen_jit_util\0" "luaopen_math\0" "luaopen_os\0" "luaopen_package\0" "luaopen_string\0" "luaopen_string_buffer\0"
-	"luaopen_table\0" "luaopen_table_clear\0" "luaopen_table_new\0" "main\0" "makemask\0" "match\0" "match_capture\0"
-	"match_class\0" "matchbalance\0" "matchbracketclass\0" "max_expand\0" "mcode_alloc\0" "mcode_alloc_at\0"
-	"mcode_allocarea\0" "mcode_free\0" "mcode_protect\0" "!mcode_protfail\0" "mcode_setprot\0" "min_expand\0" "mksymname\0"
-	"mmap_map32\0" "mmap_probe\0" "mmcall\0" "modinit\0" "narrow_bpc_get\0" "narrow_bpc_set\0" "narrow_conv_backprop\0"
-	"narrow_conv_emit\0" "narrow_forl\0" "narrow_stripov\0" "narrow_stripov_backprop\0" "nd_add_m10e\0" "nd_div2k\0"
-	"nd_mul2k\0" "nd_similar\0" "ndigits_dec\0" "newproxy_weaktable\0" "newtab\0" "noconflict\0" "nommstr\0" "numisint\0"
-	"numistrueint\0" "panic\0" "parse_args\0" "parse_assignment\0" "parse_block\0" "parse_body\0" "parse_break\0"
-	"parse_call_assign\0" "parse_chunk\0" "parse_for\0" "parse_for_iter\0" "parse_for_num\0" "parse_func\0" "parse_goto\0"
-	"parse_if\0" "parse_isend\0" "parse_label\0" "parse_local\0" "parse_params\0" "parse_repeat\0" "parse_return\0"
-	"parse_stmt\0" "parse_then\0" "parse_while\0" "penalty_pc\0" "pmain\0" "predict_next\0" "prepend_alloc\0"
-	"print_jit_status\0" "print_usage\0" "print_version\0" "profile_signal\0" "profile_timer_start\0"
-	"profile_timer_stop\0" "profile_trigger\0" "propagatemark\0" "push_captures\0" "push_onecapture\0" "pushline\0"
-	"pushnexttemplate\0" "ra_addrename\0" "ra_alloc1\0" "ra_allocref\0" "ra_dest\0" "ra_destpair\0" "ra_destreg\0"
-	"ra_evict\0" "ra_evictk\0" "ra_evictset\0" "ra_left\0" "ra_pick\0" "ra_releasetmp\0" "ra_rematk\0" "ra_rename\0"
-	"ra_restore\0" "ra_save\0" "ra_scratch\0" "ra_setup\0" "ra_spill\0" "random_seed\0" "readable\0" "reader_file\0"
-	"reader_func\0" "reader_string\0" "reassoc_trycse\0" "reassoc_xref\0" "rec_call_setup\0" "rec_call_specialize\0"
-	"rec_cat\0" "rec_comp_fixup\0" "rec_comp_prep\0" "rec_for\0" "rec_for_check\0" "rec_for_direction\0" "rec_for_iter\0"
-	"rec_for_loop\0" "rec_func_jit\0" "rec_func_lua\0" "rec_func_setup\0" "rec_func_vararg\0" "rec_idx_abc\0"
-	"rec_idx_key\0" "rec_isnext\0" "rec_iterl\0" "rec_itern\0" "rec_loop\0" "rec_loop_interp\0" "rec_loop_jit\0"
-	"rec_mm_arith\0" "rec_mm_callcomp\0" "rec_mm_comp\0" "rec_mm_comp_cdata\0" "rec_mm_equal\0" "rec_mm_len\0"
-	"rec_mm_prep\0" "rec_next_types\0" "rec_profile_ins\0" "rec_profile_need\0" "rec_profile_ret\0" "rec_setup_root\0"
-	"rec_tnew\0" "rec_tsetm\0" "rec_upvalue\0" "rec_upvalue_constify\0" "rec_varg\0" "recdef_lookup\0" "recff_assert\0"
-	"recff_bit64_nary\0" "recff_bit64_shift\0" "recff_bit64_tobit\0" "recff_bit64_tohex\0" "recff_bit64_unary\0"
-	"recff_bit_nary\0" "recff_bit_shift\0" "recff_bit_tobit\0" "recff_bit_tohex\0" "recff_bit_unary\0"
-	"recff_buffer_decode\0" "recff_buffer_encode\0" "recff_buffer_method___len\0" "recff_buffer_method___tostring\0"
-	"recff_buffer_method_commit\0" "recff_buffer_method_decode\0" "recff_buffer_method_encode\0"
+	"luaopen_bit\0" "luaopen_debug\0" "luaopen_ffi\0" "luaopen_io\0" "luaopen_jit\0" "luaopen_jit_profile\0" "luaopen_jit_util\0"
+	"luaopen_math\0" "luaopen_os\0" "luaopen_package\0" "luaopen_string\0" "luaopen_string_buffer\0" "luaopen_table\0"
+	"luaopen_table_clear\0" "luaopen_table_new\0" "main\0" "makemask\0" "match\0" "match_capture\0" "match_class\0"
+	"matchbalance\0" "matchbracketclass\0" "max_expand\0" "mcode_alloc\0" "mcode_alloc_at\0" "mcode_allocarea\0" "mcode_free\0"
+	"mcode_protect\0" "!mcode_protfail\0" "mcode_setprot\0" "min_expand\0" "mksymname\0" "mmap_map32\0" "mmap_probe\0" "mmcall\0"
+	"modinit\0" "narrow_bpc_get\0" "narrow_bpc_set\0" "narrow_conv_backprop\0" "narrow_conv_emit\0" "narrow_forl\0"
+	"narrow_stripov\0" "narrow_stripov_backprop\0" "nd_add_m10e\0" "nd_div2k\0" "nd_mul2k\0" "nd_similar\0" "ndigits_dec\0"
+	"newproxy_weaktable\0" "newtab\0" "noconflict\0" "nommstr\0" "numisint\0" "numistrueint\0" "panic\0" "parse_args\0"
+	"parse_assignment\0" "parse_block\0" "parse_body\0" "parse_break\0" "parse_call_assign\0" "parse_chunk\0" "parse_for\0"
+	"parse_for_iter\0" "parse_for_num\0" "parse_func\0" "parse_goto\0" "parse_if\0" "parse_isend\0" "parse_label\0" "parse_local\0"
+	"parse_params\0" "parse_repeat\0" "parse_return\0" "parse_stmt\0" "parse_then\0" "parse_while\0" "penalty_pc\0" "pmain\0"
+	"predict_next\0" "prepend_alloc\0" "print_jit_status\0" "print_usage\0" "print_version\0" "profile_signal\0"
+	"profile_timer_start\0" "profile_timer_stop\0" "profile_trigger\0" "propagatemark\0" "push_captures\0" "push_onecapture\0"
+	"pushline\0" "pushnexttemplate\0" "ra_addrename\0" "ra_alloc1\0" "ra_allocref\0" "ra_dest\0" "ra_destpair\0" "ra_destreg\0"
+	"ra_evict\0" "ra_evictk\0" "ra_evictset\0" "ra_left\0" "ra_pick\0" "ra_releasetmp\0" "ra_rematk\0" "ra_rename\0" "ra_restore\0"
+	"ra_save\0" "ra_scratch\0" "ra_setup\0" "ra_spill\0" "random_seed\0" "readable\0" "reader_file\0" "reader_func\0"
+	"reader_string\0" "reassoc_trycse\0" "reassoc_xref\0" "rec_call_setup\0" "rec_call_specialize\0" "rec_cat\0" "rec_comp_fixup\0"
+	"rec_comp_prep\0" "rec_for\0" "rec_for_check\0" "rec_for_direction\0" "rec_for_iter\0" "rec_for_loop\0" "rec_func_jit\0"
+	"rec_func_lua\0" "rec_func_setup\0" "rec_func_vararg\0" "rec_idx_abc\0" "rec_idx_key\0" "rec_isnext\0" "rec_iterl\0"
+	"rec_itern\0" "rec_loop\0" "rec_loop_interp\0" "rec_loop_jit\0" "rec_mm_arith\0" "rec_mm_callcomp\0" "rec_mm_comp\0"
+	"rec_mm_comp_cdata\0" "rec_mm_equal\0" "rec_mm_len\0" "rec_mm_prep\0" "rec_next_types\0" "rec_profile_ins\0"
+	"rec_profile_need\0" "rec_profile_ret\0" "rec_setup_root\0" "rec_tnew\0" "rec_tsetm\0" "rec_upvalue\0" "rec_upvalue_constify\0"
+	"rec_varg\0" "recdef_lookup\0" "recff_assert\0" "recff_bit64_nary\0" "recff_bit64_shift\0" "recff_bit64_tobit\0"
+	"recff_bit64_tohex\0" "recff_bit64_unary\0" "recff_bit_nary\0" "recff_bit_shift\0" "recff_bit_tobit\0" "recff_bit_tohex\0"
+	"recff_bit_unary\0" "recff_buffer_decode\0" "recff_buffer_encode\0" "recff_buffer_method___len\0"
+	"recff_buffer_method___tostring\0" "recff_buffer_method_commit\0" "recff_buffer_method_decode\0" "recff_buffer_method_encode\0"
 	"recff_buffer_method_get\0" "recff_buffer_method_put\0" "recff_buffer_method_putcdata\0" "recff_buffer_method_putf\0"
 	"recff_buffer_method_ref\0" "recff_buffer_method_reserve\0" "recff_buffer_method_reset\0" "recff_buffer_method_set\0"
 	"recff_buffer_method_skip\0" "recff_bufhdr\0" "recff_cdata_arith\0" "recff_cdata_call\0" "recff_cdata_index\0"
-	"recff_clib_index\0" "recff_debug_getmetatable\0" "recff_ffi_abi\0" "recff_ffi_copy\0" "recff_ffi_errno\0"
-	"recff_ffi_fill\0" "recff_ffi_gc\0" "recff_ffi_istype\0" "recff_ffi_new\0" "recff_ffi_string\0" "recff_ffi_typeof\0"
-	"recff_ffi_xof\0" "recff_format\0" "recff_getfenv\0" "recff_getmetatable\0" "recff_io_flush\0" "recff_io_fp\0"
-	"recff_io_write\0" "recff_ipairs_aux\0" "recff_math_abs\0" "recff_math_atan2\0" "recff_math_call\0"
-	"recff_math_ldexp\0" "recff_math_log\0" "recff_math_minmax\0" "recff_math_pow\0" "recff_math_random\0"
-	"recff_math_round\0" "recff_math_unary\0" "recff_metacall\0" "recff_metacall_cp\0" "recff_next\0" "recff_nyi\0"
-	"recff_pcall\0" "recff_rawequal\0" "recff_rawget\0" "recff_rawset\0" "recff_sbufx_check\0" "recff_sbufx_checkint\0"
-	"recff_sbufx_write\0" "recff_select\0" "recff_setmetatable\0" "recff_stitch\0" "recff_string_char\0"
-	"recff_string_find\0" "recff_string_format\0" "recff_string_op\0" "recff_string_range\0" "recff_string_rep\0"
-	"recff_string_start\0" "recff_table_clear\0" "recff_table_concat\0" "recff_table_insert\0" "recff_table_new\0"
-	"recff_tmpref\0" "recff_tonumber\0" "recff_tostring\0" "recff_type\0" "recff_xpairs\0" "recff_xpcall\0"
+	"recff_clib_index\0" "recff_debug_getmetatable\0" "recff_ffi_abi\0" "recff_ffi_copy\0" "recff_ffi_errno\0" "recff_ffi_fill\0"
+	"recff_ffi_gc\0" "recff_ffi_istype\0" "recff_ffi_new\0" "recff_ffi_string\0" "recff_ffi_typeof\0" "recff_ffi_xof\0"
+	"recff_format\0" "recff_getfenv\0" "recff_getmetatable\0" "recff_io_flush\0" "recff_io_fp\0" "recff_io_write\0"
+	"recff_ipairs_aux\0" "recff_math_abs\0" "recff_math_atan2\0" "recff_math_call\0" "recff_math_ldexp\0" "recff_math_log\0"
+	"recff_math_minmax\0" "recff_math_pow\0" "recff_math_random\0" "recff_math_round\0" "recff_math_unary\0" "recff_metacall\0"
+	"recff_metacall_cp\0" "recff_next\0" "recff_nyi\0" "recff_pcall\0" "recff_rawequal\0" "recff_rawget\0" "recff_rawset\0"
+	"recff_sbufx_check\0" "recff_sbufx_checkint\0" "recff_sbufx_write\0" "recff_select\0" "recff_setmetatable\0" "recff_stitch\0"
+	"recff_string_char\0" "recff_string_find\0" "recff_string_format\0" "recff_string_op\0" "recff_string_range\0"
+	"recff_string_rep\0" "recff_string_start\0" "recff_table_clear\0" "recff_table_concat\0" "recff_table_insert\0"
+	"recff_table_new\0" "recff_tmpref\0" "recff_tonumber\0" "recff_tostring\0" "recff_type\0" "recff_xpairs\0" "recff_xpcall\0"
 	"recff_xpcall_cp\0" "rehashtab\0" "release_unused_segments\0" "report\0" "resizestack\0" "results_wanted\0" "runargs\0"
-	"runcmdopt\0" "searchpath\0" "segment_holding\0" "select_detect\0" "serialize_get\0" "serialize_put\0"
-	"!serialize_ru124_\0" "!serialize_wu124_\0" "set2\0" "setboolfield\0" "setfenv\0" "setfield\0" "setintfield\0"
-	"setjitmode\0" "setpath\0" "setpc_wrap_aux\0" "setptmode\0" "setptmode_all\0" "settabsb\0" "settabsi\0" "settabss\0"
-	"simplify_intmul_k\0" "singlematch\0" "sink_checkalloc\0" "sink_checkphi\0" "sink_mark_ins\0" "sink_mark_snap\0"
-	"sink_phidep\0" "sink_remark_phi\0" "sink_sweep_ins\0" "sload\0" "sloadt\0" "snap_dedup\0" "snap_pref\0"
-	"snap_renamefilter\0" "snap_renameref\0" "snap_replay_const\0" "snap_restoredata\0" "snap_restoreval\0"
-	"snap_sunk_store2\0" "snap_unsink\0" "snap_usedef\0" "snap_useuv\0" "snapshot_framelinks\0" "snapshot_slots\0"
-	"snapshot_stack\0" "sort_comp\0" "stack_init\0" "start_capture\0" "str2num\0" "str_find_aux\0" "strfmt_putfstrlen\0"
-	"strfmt_putquotedlen\0" "strscan_bin\0" "strscan_dec\0" "strscan_double\0" "strscan_hex\0" "strscan_oct\0"
-	"synlevel_begin\0" "!tab_len_slow\0" "tmalloc_large\0" "tmalloc_small\0" "token2binop\0" "trace_abort\0"
-	"trace_downrec\0" "trace_exit_cp\0" "trace_exit_regs\0" "trace_findfree\0" "trace_flushroot\0" "trace_hotside\0"
-	"trace_save\0" "trace_start\0" "trace_state\0" "trace_stop\0" "trace_unpatch\0" "traceback\0" "treatstackoption\0"
-	"unlinkuv\0" "unmakemask\0" "!unwindstack\0" "var_add\0" "var_lookup_\0" "var_lookup_local\0" "var_lookup_uv\0"
-	"var_new\0" "var_remove\0" "write_prompt\0" "writer_buf\0";
+	"runcmdopt\0" "searchpath\0" "segment_holding\0" "select_detect\0" "serialize_get\0" "serialize_put\0" "!serialize_ru124_\0"
+	"!serialize_wu124_\0" "set2\0" "setboolfield\0" "setfenv\0" "setfield\0" "setintfield\0" "setjitmode\0" "setpath\0"
+	"setpc_wrap_aux\0" "setptmode\0" "setptmode_all\0" "settabsb\0" "settabsi\0" "settabss\0" "simplify_intmul_k\0" "singlematch\0"
+	"sink_checkalloc\0" "sink_checkphi\0" "sink_mark_ins\0" "sink_mark_snap\0" "sink_phidep\0" "sink_remark_phi\0"
+	"sink_sweep_ins\0" "sload\0" "sloadt\0" "snap_dedup\0" "snap_pref\0" "snap_renamefilter\0" "snap_renameref\0"
+	"snap_replay_const\0" "snap_restoredata\0" "snap_restoreval\0" "snap_sunk_store2\0" "snap_unsink\0" "snap_usedef\0"
+	"snap_useuv\0" "snapshot_framelinks\0" "snapshot_slots\0" "snapshot_stack\0" "sort_comp\0" "stack_init\0" "start_capture\0"
+	"str2num\0" "str_find_aux\0" "strfmt_putfstrlen\0" "strfmt_putquotedlen\0" "strscan_bin\0" "strscan_dec\0" "strscan_double\0"
+	"strscan_hex\0" "strscan_oct\0" "synlevel_begin\0" "!tab_len_slow\0" "tmalloc_large\0" "tmalloc_small\0" "token2binop\0"
+	"trace_abort\0" "trace_downrec\0" "trace_exit_cp\0" "trace_exit_regs\0" "trace_findfree\0" "trace_flushroot\0"
+	"trace_hotside\0" "trace_save\0" "trace_start\0" "trace_state\0" "trace_stop\0" "trace_unpatch\0" "traceback\0"
+	"treatstackoption\0" "unlinkuv\0" "unmakemask\0" "!unwindstack\0" "var_add\0" "var_lookup_\0" "var_lookup_local\0"
+	"var_lookup_uv\0" "var_new\0" "var_remove\0" "write_prompt\0" "writer_buf\0";
 #define LJCG_UPSTREAM_2022_NAMES 2005
-static const uint16_t ljcg_upstream_2022_edges[] = {
-	3,8, 4,5, 4,6, 7,8, 8,5, 10,4, 11,1528, 11,1530, 11,1560, 11,1646, 11,1750, 12,640,
-	12,1919, 13,11, 13,1087, 13,1530, 13,1573, 13,1594, 13,1600, 13,1617, 13,1622, 13,1639, 13,1642, 13,1652,
-	13,1653, 13,1749, 13,1750, 14,1576, 14,1610, 15,12, 15,349, 15,640, 15,1692, 15,1693, 15,1740, 16,1,
-	16,2, 16,631, 16,640, 16,1912, 16,1919, 18,1232, 18,1305, 18,1426, 19,18, 19,311, 19,1042, 19,1231,
-	19,1305, 19,1426, 20,1403, 20,1426, 21,1381, 21,1426, 22,47, 22,73, 22,78, 23,51, 23,373, 23,1240,
-	23,1754, 24,51, 24,65, 24,79, 24,373, 24,377, 24,1756, 24,1769, 25,35, 26,52, 26,373, 26,377,
-	26,1756, 28,57, 28,373, 28,377, 28,1754, 28,1755, 28,1756, 28,1762, 28,1769, 29,1756, 29,1762, 30,31,
-	30,369, 30,381, 30,1755, 30,1756, 30,1762, 30,1769, 31,364, 31,369, 31,374, 31,381, 31,1769, 32,64,
-	32,104, 32,132, 32,367, 32,1764, 33,64, 33,104, 34,40, 34,64, 34,104, 35,64, 35,104, 36,37,
-	36,38, 36,40, 36,64, 36,104, 36,377, 36,1754, 39,64, 39,104, 39,364, 39,367, 39,370, 39,374,
-	39,375, 39,1052, 39,1754, 39,1764, 41,55, 41,57, 41,65, 41,76, 41,362, 41,365, 41,373, 41,377,
-	41,379, 41,1754, 42,55, 42,57, 42,130, 42,373, 42,374, 42,377, 42,379, 42,1754, 42,1756, 42,1762,
-	42,1769, 44,35, 44,47, 45,85, 46,45, 46,1426, 47,55, 47,121, 47,373, 47,1756, 47,1762, 48,35,
-	48,55, 48,361, 48,373, 48,1756, 48,1758, 48,1761, 48,1762, 49,54, 49,373, 49,1756, 50,1710, 51,52,
-	51,1754, 52,50, 52,1754, 53,41, 53,71, 54,1754, 55,51, 55,54, 55,56, 55,59, 55,1710, 55,1754,
-	55,1755, 55,1771, 57,55, 57,1754, 58,1754, 59,58, 59,76, 59,1754, 60,54, 60,59, 60,373, 60,1756,
-	61,54, 61,59, 61,76, 61,373, 61,1754, 62,64, 62,65, 62,85, 62,367, 62,374, 62,375, 62,377,
-	62,379, 62,1761, 62,1764, 63,62, 64,85, 64,361, 64,367, 64,370, 64,372, 64,375, 64,1754, 64,1755,
-	65,365, 65,379, 66,67, 66,114, 66,360, 66,374, 67,377, 68,69, 68,85, 68,106, 68,114, 68,115,
-	68,360, 68,369, 68,372, 68,374, 68,1426, 68,1755, 68,1766, 68,1768, 69,374, 69,377, 70,1755, 71,65,
-	71,85, 71,363, 71,364, 71,367, 71,370, 71,373, 71,375, 71,376, 71,377, 71,378, 71,379, 71,380,
-	71,659, 71,1754, 71,1756, 71,1769, 72,65, 72,364, 72,370, 72,375, 72,377, 72,1754, 72,1756, 72,1769,
-	73,57, 73,65, 73,76, 73,121, 73,364, 73,373, 73,1756, 73,1762, 74,377, 74,1754, 74,1756, 74,1762,
-	75,22, 75,23, 75,24, 75,25, 75,26, 75,28, 75,29, 75,30, 75,32, 75,33, 75,34, 75,36,
-	75,39, 75,41, 75,42, 75,44, 75,47, 75,48, 75,49, 75,53, 75,60, 75,61, 75,63, 75,70,
-	75,71, 75,72, 75,73, 75,77, 75,80, 75,83, 75,84, 75,86, 75,87, 75,88, 75,89, 75,90,
-	75,91, 75,92, 75,93, 75,98, 75,99, 75,100, 75,105, 75,113, 75,117, 75,118, 75,119, 75,125,
-	75,126, 75,127, 75,128, 75,129, 75,131, 75,133, 75,1427, 75,1754, 77,135, 77,375, 78,373, 78,1754,
-	78,1756, 79,65, 79,377, 79,1756, 79,1769, 80,62, 80,81, 80,95, 80,97, 80,366, 83,1756, 83,1762,
-	84,47, 84,74, 85,1274, 86,47, 86,74, 87,35, 88,47, 88,73, 89,47, 89,90, 90,377, 90,1756,
-	90,1762, 91,64, 91,104, 91,111, 91,132, 91,1764, 92,64, 92,367, 92,370, 92,374, 92,375, 92,379,
-	92,1754, 92,1761, 92,1764, 93,372, 93,1426, 93,1755, 93,1769, 93,1771, 94,1763, 94,1766, 95,85, 95,369,
-	95,381, 96,1753, 97,85, 97,94, 97,1754, 97,1766, 97,1767, 97,1768, 98,35, 99,65, 99,374, 100,65,
-	100,360, 100,363, 100,370, 100,374, 100,375, 100,1754, 100,1769, 101,40, 101,43, 102,37, 102,101, 102,1358,
-	102,1426, 102,1770, 103,46, 104,375, 104,377, 104,1757, 104,1758, 104,1761, 105,65, 105,79, 105,130, 105,375,
-	105,377, 105,1754, 105,1756, 105,1769, 106,107, 107,85, 107,108, 107,120, 107,1755, 107,1771, 109,1771, 111,106,
-	111,109, 112,1426, 113,64, 113,104, 113,111, 115,364, 115,365, 115,374, 115,375, 115,377, 116,85, 116,371,
-	116,375, 116,1240, 116,1754, 117,58, 117,364, 117,367, 117,373, 117,1756, 118,64, 118,65, 118,375, 118,377,
-	118,1761, 118,1764, 119,47, 119,73, 123,27, 123,85, 123,115, 123,116, 123,360, 123,367, 123,370, 123,374,
-	123,1755, 125,374, 125,375, 125,379, 125,1754, 125,1769, 126,64, 126,104, 126,111, 127,132, 127,1756, 128,64,
-	128,104, 128,111, 128,367, 128,1764, 129,55, 129,373, 129,377, 129,1754, 129,1756, 129,1762, 129,1769, 130,65,
-	130,377, 130,1756, 130,1769, 131,64, 131,104, 131,111, 131,132, 131,1764, 132,367, 132,370, 132,371, 132,375,
-	132,1240, 132,1754, 133,65, 133,374, 133,375, 133,1754, 133,1756, 133,1769, 135,55, 135,373, 135,374, 135,375,
-	135,1771, 136,150, 136,169, 136,409, 137,140, 137,169, 138,599, 138,601, 138,602, 138,603, 138,605, 138,609,
-	138,617, 138,817, 138,1221, 139,1085, 139,1622, 139,1626, 139,1639, 139,1925, 139,1963, 140,385, 140,674, 140,1278,
-	141,140, 141,232, 141,408, 141,412, 141,575, 142,140, 142,141, 142,147, 142,396, 142,398, 142,409, 142,412,
-	142,667, 143,145, 143,146, 143,408, 143,409, 144,140, 144,148, 144,169, 144,398, 144,411, 145,144, 145,148,
-	145,396, 145,411, 145,667, 145,675, 146,144, 146,148, 146,396, 146,411, 146,642, 146,667, 146,675, 147,140,
-	147,148, 147,232, 147,233, 147,408, 147,412, 148,140, 148,667, 149,140, 149,169, 149,233, 149,398, 149,408,
-	150,140, 151,140, 151,232, 151,233, 151,398, 151,408, 151,410, 151,412, 152,140, 152,169, 152,396, 152,398,
-	152,403, 152,408, 152,642, 152,668, 155,154, 156,154, 157,1099, 157,1384, 158,157, 158,806, 158,1091, 159,158,
-	159,816, 159,1375, 159,1662, 160,157, 160,162, 160,816, 160,1279, 160,1375, 161,164, 161,816, 162,163, 162,816,
-	162,1414, 162,1422, 163,816, 163,1375, 165,154, 167,388, 169,167, 172,806, 172,1402, 173,175, 173,805, 173,1402,
-	174,805, 174,1402, 175,176, 175,1402, 176,805, 176,1402, 177,170, 177,173, 177,174, 177,805, 177,806, 177,1402,
-	179,1279, 181,1280, 182,1083, 183,1363, 185,846, 185,1085, 185,1222, 185,1363, 185,1409, 186,843, 188,187, 188,1085,
-	188,1277, 190,188, 190,1085, 190,1278, 191,1363, 192,1305, 193,1085, 194,1050, 194,1054, 194,1082, 195,823, 195,824,
-	195,826, 195,827, 195,829, 195,830, 195,841, 195,1222, 195,1279, 196,840, 196,841, 196,1054, 196,1061, 196,1222,
-	196,1279, 197,198, 198,197, 199,198, 199,203, 199,846, 200,198, 200,201, 200,832, 200,843, 200,1085, 200,1279,
-	201,202, 201,843, 204,209, 204,843, 205,209, 205,843, 205,1409, 207,1058, 207,1084, 207,1087, 208,1058, 208,1084,
-	208,1087, 209,1058, 209,1087, 210,209, 210,212, 211,213, 212,839, 212,843, 213,839, 213,843, 213,1409, 213,1410,
-	215,1082, 216,1332, 216,1344, 216,1426, 216,1429, 217,1085, 218,1426, 219,1085, 220,1375, 221,1086, 222,1384, 225,222,
-	225,227, 225,1086, 225,1375, 226,1414, 226,1441, 227,220, 229,792, 229,1049, 229,1206, 229,1219, 229,1433, 231,1422,
-	232,1422, 233,231, 234,1305, 234,1403, 234,1426, 235,637, 235,1092, 235,1213, 237,238, 239,263, 240,265, 240,283,
-	242,277, 242,282, 243,277, 244,253, 244,260, 244,262, 245,259, 246,239, 246,240, 246,248, 246,270, 246,286,
-	247,240, 247,283, 247,1384, 248,247, 248,252, 248,255, 248,283, 249,240, 249,263, 249,274, 249,1056, 250,240,
-	250,265, 250,266, 250,269, 250,283, 250,286, 250,294, 250,1048, 250,1056, 251,239, 251,240, 251,253, 251,260,
-	251,262, 251,265, 251,283, 251,286, 251,1054, 251,1056, 252,240, 252,245, 252,254, 252,259, 252,283, 252,286,
-	252,1043, 253,263, 253,1054, 253,1056, 254,240, 254,283, 255,240, 255,245, 255,283, 255,286, 256,240, 256,249,
-	256,253, 256,257, 256,260, 256,262, 256,265, 256,266, 256,281, 256,283, 256,286, 256,288, 256,1048, 256,1056,
-	258,253, 258,260, 258,262, 258,265, 259,240, 259,270, 260,248, 260,250, 260,261, 260,266, 260,283, 260,289,
-	260,291, 261,240, 261,248, 261,249, 261,253, 261,257, 261,260, 261,262, 261,265, 261,266, 261,286, 261,293,
-	261,294, 261,1056, 262,240, 262,246, 262,248, 262,251, 262,263, 262,265, 262,270, 262,280, 262,283, 262,286,
-	262,289, 262,290, 263,266, 264,266, 264,1058, 265,266, 265,295, 266,295, 266,805, 266,1086, 266,1384, 266,1385,
-	267,274, 267,286, 268,240, 268,263, 268,267, 268,274, 268,275, 268,286, 269,263, 269,274, 270,263, 270,269,
-	271,240, 271,264, 271,265, 271,266, 271,267, 271,283, 271,286, 271,1050, 271,1057, 271,1058, 272,240, 272,244,
-	272,264, 272,266, 272,267, 272,273, 272,275, 272,280, 272,283, 272,286, 272,1054, 272,1057, 273,240, 273,244,
-	273,263, 273,267, 273,275, 273,280, 273,286, 273,1052, 274,268, 274,275, 275,263, 275,271, 275,272, 278,277,
-	278,805, 278,1051, 278,1375, 279,277, 279,283, 281,283, 283,284, 284,242, 284,243, 284,277, 284,278, 284,282,
-	284,285, 284,287, 284,292, 285,266, 285,277, 285,805, 285,1404, 286,283, 287,263, 287,266, 287,277, 287,1083,
-	288,240, 288,266, 288,283, 288,286, 289,239, 290,289, 291,289, 292,265, 292,266, 292,277, 292,805, 292,1375,
-	293,263, 293,276, 293,1052, 294,248, 294,265, 294,266, 294,283, 294,1048, 294,1056, 295,1384, 296,619, 296,1210,
-	296,1270, 297,256, 297,258, 297,263, 297,279, 298,1217, 298,1218, 299,1522, 300,1098, 300,1249, 300,1289, 300,1374,
-	300,1414, 300,1435, 300,1964, 301,801, 301,1098, 301,1099, 301,1211, 301,1252, 301,1328, 302,171, 302,172, 302,177,
-	302,806, 303,1579, 303,1620, 303,1628, 303,1634, 304,318, 304,319, 304,322, 304,844, 304,1052, 304,1055, 304,1062,
-	304,1232, 304,1233, 304,1237, 304,1305, 304,1426, 305,1232, 305,1305, 306,18, 306,328, 306,1055, 306,1426, 307,1054,
-	307,1061, 307,1232, 307,1233, 307,1305, 308,1057, 309,310, 309,316, 309,327, 309,1232, 309,1305, 309,1408, 309,1426,
-	310,318, 310,832, 310,1305, 310,1426, 311,1232, 311,1305, 312,313, 312,314, 312,315, 312,316, 312,1225, 312,1305,
-	313,1233, 313,1305, 314,316, 317,312, 317,316, 317,325, 317,1232, 317,1233, 317,1235, 317,1305, 317,1325, 317,1426,
-	318,18, 318,316, 318,317, 318,1050, 318,1054, 318,1231, 318,1232, 318,1233, 318,1237, 318,1305, 318,1426, 319,320,
-	319,321, 319,1225, 319,1232, 319,1233, 319,1305, 320,1233, 320,1305, 322,1225, 322,1232, 322,1237, 322,1426, 323,318,
-	323,1232, 323,1305, 324,328, 324,1055, 324,1231, 324,1305, 324,1336, 324,1408, 324,1426, 327,1354, 327,1426, 328,1231,
-	329,318, 330,316, 330,1054, 330,1232, 330,1233, 330,1305, 330,1426, 336,337, 338,334, 338,335, 338,336, 338,337,
-	339,332, 339,333, 339,334, 339,335, 339,336, 339,337, 339,338, 343,344, 343,1068, 345,1255, 345,1256, 345,1596,
-	345,1620, 345,1640, 346,344, 346,348, 347,805, 347,809, 347,810, 348,816, 349,1692, 349,1693, 350,1, 351,1517,
-	351,1611, 351,1617, 351,1620, 351,1913, 352,1583, 352,1595, 352,1597, 352,1611, 352,1613, 352,1629, 353,352, 353,1550,
-	353,1913, 354,1517, 354,1586, 354,1594, 354,1617, 354,1622, 354,1629, 354,1639, 354,1652, 354,1917, 355,1586, 355,1629,
-	355,1917, 356,352, 356,1586, 356,1620, 356,1913, 357,1573, 357,1622, 358,352, 358,1548, 358,1913, 359,352, 359,679,
-	359,1518, 359,1586, 359,1595, 359,1597, 359,1611, 359,1614, 359,1639, 359,1646, 359,1913, 360,364, 361,370, 361,377,
-	362,373, 363,375, 367,377, 368,370, 368,374, 368,375, 368,377, 369,375, 370,367, 370,375, 371,375, 372,377,
-	374,367, 374,370, 374,375, 381,375, 382,1617, 383,193, 383,1677, 384,1066, 384,1086, 384,1384, 385,1248, 386,1063,
-	386,1096, 386,1385, 388,1248, 389,1248, 389,1253, 390,1996, 391,1439, 392,393, 393,142, 393,143, 393,413, 393,1251,
-	393,1975, 393,1979, 394,392, 394,412, 394,681, 394,1251, 395,146, 395,392, 396,140, 396,168, 396,233, 397,399,
-	397,406, 397,408, 397,1251, 398,168, 399,233, 399,408, 401,392, 401,409, 401,687, 402,392, 402,409, 404,149,
-	404,169, 404,388, 404,392, 404,394, 404,396, 404,397, 404,399, 404,406, 404,408, 404,409, 404,683, 404,690,
-	404,1251, 404,1715, 404,1998, 405,140, 405,169, 405,388, 405,404, 405,407, 405,1251, 405,1718, 406,690, 407,140,
-	407,151, 407,169, 407,231, 407,232, 407,392, 407,394, 407,399, 407,400, 407,403, 407,406, 407,408, 407,681,
-	407,683, 407,687, 407,1222, 407,1250, 407,1414, 407,1419, 407,1422, 408,396, 408,409, 408,410, 409,169, 409,396,
-	409,398, 409,410, 410,140, 410,148, 410,411, 410,667, 410,670, 410,674, 410,675, 411,140, 411,150, 411,231,
-	411,232, 411,233, 411,396, 412,396, 412,408, 413,152, 413,393, 413,405, 413,1251, 414,1082, 414,1254, 414,1292,
-	415,1085, 415,1098, 415,1363, 416,828, 417,418, 417,838, 417,1085, 417,1423, 418,1082, 419,1042, 419,1081, 419,1083,
-	419,1099, 420,843, 420,1081, 421,843, 421,1081, 422,1030, 422,1082, 423,1375, 423,1414, 423,1424, 424,1055, 424,1058,
-	424,1087, 424,1293, 424,1294, 424,1295, 425,418, 425,1055, 425,1058, 425,1087, 425,1293, 426,1375, 426,1410, 426,1424,
-	427,1232, 427,1235, 429,1542, 429,1586, 429,1646, 429,1918, 430,1375, 433,1226, 434,1226, 434,1298, 436,1226, 436,1298,
-	437,1225, 437,1226, 438,819, 438,1226, 438,1231, 438,1387, 438,1391, 438,1392, 439,819, 439,1226, 439,1231, 440,812,
-	440,819, 440,1226, 440,1231, 441,804, 441,1226, 441,1231, 442,1226, 442,1231, 442,1298, 443,448, 443,1233, 445,448,
-	447,448, 449,1226, 450,1226, 451,1233, 456,1226, 456,1308, 456,1312, 460,1226, 460,1298, 460,1313, 461,1313, 462,1313,
-	463,1313, 464,1313, 465,1299, 466,1237, 466,1240, 466,1310, 466,1408, 467,1237, 467,1310, 468,1226, 468,1298, 469,1237,
-	470,1237, 473,1233, 475,1233, 477,1235, 478,1235, 480,1233, 481,1235, 482,1235, 483,1233, 486,1233, 487,1235, 488,1235,
-	489,1235, 489,1458, 491,676, 491,1233, 492,823, 492,824, 492,826, 492,827, 492,829, 492,830, 492,1233, 495,831,
-	495,1233, 496,677, 499,1457, 502,1235, 502,1457, 503,1235, 503,1457, 504,1241, 505,1235, 505,1457, 506,1231, 507,1231,
-	507,1375, 508,1370, 509,1237, 510,1305, 511,1235, 511,1403, 513,1231, 513,1378, 513,1379, 514,1231, 514,1380, 515,678,
-	515,1232, 515,1305, 516,1320, 517,1226, 521,677, 521,1232, 522,676, 522,1233, 523,677, 523,1232, 524,1232, 524,1233,
-	530,677, 531,677, 532,676, 545,1232, 548,1938, 549,1938, 550,1233, 551,1232, 552,1233, 555,1232, 557,1232, 561,1227,
-	561,1235, 562,1235, 564,1235, 564,1305, 566,1235, 571,1232, 572,676, 572,677, 572,1232, 572,1233, 572,1305, 574,678,
-	575,1457, 576,427, 576,577, 577,1948, 578,579, 578,580, 578,581, 578,582, 578,583, 578,585, 578,587, 578,588,
-	578,1279, 578,1507, 578,1508, 580,385, 580,584, 580,1213, 582,140, 582,153, 582,388, 582,590, 586,1364, 586,1414,
-	588,805, 588,1402, 590,140, 590,625, 590,626, 590,628, 590,2002, 592,1279, 593,1280, 594,1279, 595,8, 596,3,
-	596,595, 596,1231, 596,1235, 596,1240, 596,1408, 597,596, 598,1080, 598,1099, 598,1470, 599,607, 600,598, 600,1282,
-	600,1422, 602,601, 603,601, 604,601, 604,602, 605,601, 608,138, 608,600, 608,604, 608,610, 608,611, 608,1377,
-	608,1420, 608,1748, 609,1748, 611,1372, 612,601, 613,601, 614,601, 614,606, 615,601, 615,1282, 616,601, 616,612,
-	616,1368, 617,601, 617,606, 618,1586, 618,1639, 618,1642, 618,1652, 620,1948, 621,1087, 621,1586, 621,1599, 621,1639,
-	621,1644, 623,669, 623,671, 625,623, 625,627, 625,1248, 626,1248, 626,1278, 627,671, 628,627, 628,1248, 629,353,
-	629,358, 630,352, 630,1550, 630,1586, 630,1626, 630,1629, 630,1639, 630,1652, 630,1913, 635,1573, 635,1615, 635,1618,
-	635,1620, 635,1625, 635,1652, 636,1639, 636,1646, 643,1544, 643,1617, 644,643, 644,648, 644,1085, 644,1086, 644,1363,
-	645,1085, 645,1613, 646,1608, 647,646, 647,1260, 647,1384, 647,1531, 648,649, 648,650, 648,651, 648,652, 648,1081,
-	648,1256, 648,1539, 648,1544, 649,818, 649,1222, 649,1375, 650,818, 650,1222, 650,1375, 651,818, 651,1222, 651,1375,
-	653,1082, 653,1400, 653,1544, 654,647, 654,657, 655,1608, 655,1634, 656,1085, 657,658, 657,1085, 658,1083, 660,1256,
-	661,1450, 662,661, 662,1080, 663,1375, 663,1408, 663,1611, 666,1076, 667,669, 667,672, 668,669, 668,673, 670,669,
-	671,674, 671,675, 672,388, 674,669, 674,672, 674,673, 675,667, 677,1468, 678,1232, 678,1233, 678,1235, 680,1635,
-	681,389, 681,1251, 682,684, 682,685, 682,689, 682,805, 682,1248, 682,1330, 683,389, 683,687, 683,1248, 683,1253,
-	684,1091, 685,684, 685,1248, 686,684, 686,805, 686,1248, 686,1279, 686,1329, 686,1404, 686,1662, 687,1251, 688,682,
-	688,684, 688,685, 688,686, 688,689, 688,691, 688,805, 688,1248, 688,1330, 689,684, 689,805, 690,389, 690,1251,
-	691,684, 691,685, 691,805, 691,1248, 691,1330, 692,1087, 692,1545, 692,1579, 692,1586, 692,1634, 693,802, 693,1211,
-	693,1375, 693,1424, 695,1486, 696,1487, 697,1488, 698,1491, 699,1491, 701,1490, 702,1284, 702,1489, 703,1486, 704,1487,
-	705,1488, 706,1212, 707,1495, 708,1463, 709,1459, 709,1476, 710,1459, 710,1476, 711,1462, 715,1460, 716,1461, 719,1494,
-	720,1494, 721,1494, 722,1493, 722,1494, 725,1492, 726,1492, 727,1492, 728,1492, 729,1494, 730,1494, 731,1494, 732,1493,
-	732,1494, 734,1496, 737,1496, 738,1490, 739,1463, 740,1463, 741,746, 741,1495, 742,746, 743,746, 743,1460, 745,746,
-	754,1412, 754,1497, 755,1463, 756,1486, 757,1467, 757,1487, 758,1488, 760,1486, 761,1487, 762,1488, 764,1488, 765,1475,
-	766,1475, 767,1475, 769,1486, 770,1487, 771,1488, 772,1223, 772,1406, 773,1498, 774,1499, 775,1500, 776,1501, 777,1223,
-	777,1414, 778,1502, 779,1419, 780,1503, 781,1417, 781,1504, 782,1505, 783,1206, 785,1506, 788,1215, 789,1215, 790,1363,
-	791,639, 791,640, 791,1692, 791,1693, 792,2, 793,794, 793,795, 793,796, 794,2, 794,16, 794,1912, 795,15,
-	795,1977, 795,1978, 796,350, 796,794, 796,795, 798,134, 798,1275, 798,1277, 799,62, 799,66, 799,68, 799,75,
-	799,82, 799,85, 799,96, 799,102, 799,103, 799,110, 799,111, 799,112, 799,122, 799,123, 799,124, 799,1229,
-	799,1276, 799,1277, 799,1425, 799,1426, 799,1432, 799,1760, 801,157, 801,158, 801,159, 801,802, 801,816, 801,1364,
-	802,155, 802,156, 802,160, 802,161, 802,165, 802,166, 802,816, 802,1279, 803,1449, 804,818, 804,1375, 805,181,
-	805,1091, 806,181, 806,1091, 807,808, 808,805, 809,805, 810,805, 811,805, 812,805, 812,1091, 813,805, 814,805,
-	815,805, 815,1388, 815,1409, 817,1280, 818,806, 819,1375, 820,805, 821,1213, 822,841, 822,1082, 822,1403, 825,1055,
-	825,1058, 825,1087, 825,1293, 828,194, 828,195, 828,196, 828,825, 829,830, 832,1054, 833,199, 833,200, 833,1222,
-	833,1422, 833,1454, 834,185, 834,1098, 835,186, 837,184, 837,189, 837,190, 837,1423, 838,0, 839,843, 839,1085,
-	840,206, 841,207, 841,840, 842,204, 842,209, 842,210, 842,843, 842,844, 843,205, 843,208, 843,211, 843,837,
-	843,841, 843,1050, 843,1054, 844,1057, 845,1085, 846,841, 846,850, 846,1279, 848,214, 848,845, 848,846, 849,841,
-	849,1050, 849,1061, 849,1085, 850,1054, 850,1279, 851,1280, 852,851, 852,1279, 853,839, 853,843, 853,1085, 854,1422,
-	855,822, 855,1222, 855,1375, 855,1392, 856,1261, 856,1347, 857,1222, 857,1254, 857,1350, 858,182, 859,182, 860,182,
-	860,1222, 860,1375, 861,182, 861,1081, 861,1257, 862,182, 862,1222, 862,1351, 863,182, 863,1222, 863,1254, 863,1353,
-	864,182, 865,182, 865,1222, 865,1257, 865,1375, 866,182, 866,809, 866,810, 866,1081, 866,1083, 866,1222, 866,1292,
-	866,1388, 866,1573, 867,182, 867,809, 867,843, 867,1083, 867,1257, 868,182, 868,1222, 868,1386, 869,182, 869,1279,
-	869,1662, 870,182, 870,805, 870,1257, 870,1279, 870,1662, 871,182, 872,182, 872,843, 872,1213, 872,1257, 872,1261,
-	873,182, 873,1257, 874,806, 874,1257, 874,1262, 874,1348, 874,1349, 874,1375, 874,1410, 874,1441, 875,1259, 875,1264,
-	875,1583, 876,1082, 876,1607, 878,1621, 879,1081, 879,1620, 880,876, 880,1268, 880,1932, 881,1548, 881,1611, 881,1639,
-	881,1646, 882,1254, 882,1585, 883,1587, 883,1588, 883,1589, 883,1615, 883,1617, 883,1620, 883,1625, 883,1995, 884,622,
-	884,1067, 884,1081, 884,1558, 884,1579, 884,1593, 884,1599, 884,1614, 884,1644, 884,1935, 884,1936, 884,1937, 884,1993,
-	885,622, 885,1081, 885,1256, 885,1591, 885,1593, 885,1620, 885,1622, 885,1657, 886,1254, 886,1592, 888,345, 889,1085,
-	889,1262, 889,1633, 890,622, 890,1536, 890,1540, 890,1557, 890,1622, 890,1627, 890,1635, 890,1639, 890,1652, 890,1676,
-	891,622, 891,1081, 891,1254, 891,1256, 891,1593, 891,1620, 891,1636, 892,1263, 892,1637, 893,345, 893,1254, 894,622,
-	894,1264, 894,1568, 894,1646, 895,1081, 895,1255, 895,1256, 895,1616, 896,1081, 896,1213, 896,1255, 896,1256, 897,1265,
-	897,1550, 897,1573, 897,1582, 898,1264, 898,1571, 898,1576, 898,1582, 898,1600, 898,1622, 898,1639, 899,1043, 899,1260,
-	900,419, 900,1052, 901,417, 902,417, 902,1255, 903,419, 903,843, 903,1081, 903,1222, 903,1254, 903,1279, 904,1042,
-	904,1099, 904,1222, 904,1260, 905,1032, 906,422, 906,846, 906,1222, 907,422, 907,843, 907,1085, 908,420, 908,421,
-	909,420, 910,420, 910,421, 911,418, 911,854, 911,1081, 911,1254, 912,419, 912,840, 912,1057, 912,1254, 913,1031,
-	913,1260, 914,416, 915,418, 915,833, 915,933, 915,1055, 915,1058, 915,1087, 915,1293, 916,416, 917,416, 918,416,
-	919,424, 919,848, 919,849, 919,1082, 919,1222, 920,425, 921,416, 922,416, 923,416, 924,416, 925,416, 926,424,
-	926,849, 926,853, 926,1082, 926,1085, 927,425, 928,416, 929,416, 930,418, 930,1055, 930,1058, 930,1059, 930,1060,
-	930,1222, 930,1293, 930,1384, 931,416, 932,419, 932,1081, 932,1085, 932,1222, 932,1262, 932,1279, 932,1423, 933,419,
-	933,420, 933,842, 933,852, 933,1052, 933,1062, 933,1081, 933,1222, 933,1282, 933,1409, 933,1422, 934,419, 934,1050,
-	934,1057, 934,1260, 935,419, 935,420, 935,1057, 935,1062, 936,420, 936,843, 936,1222, 936,1254, 936,1375, 937,420,
-	937,1222, 937,1375, 937,1424, 937,1579, 938,419, 938,1222, 938,1279, 940,1065, 940,1081, 940,1264, 941,947, 942,656,
-	942,1544, 943,654, 944,645, 944,647, 945,643, 945,658, 946,658, 946,1614, 946,1617, 947,643, 947,657, 947,1085,
-	948,657, 948,1544, 949,645, 949,657, 950,648, 950,657, 951,657, 951,1082, 951,1259, 951,1544, 952,657, 952,1259,
-	952,1264, 952,1544, 953,653, 953,657, 954,646, 954,1260, 954,1265, 954,1544, 955,654, 956,646, 956,1260, 956,1265,
-	956,1544, 957,648, 957,656, 958,646, 958,1544, 959,1254, 959,1617, 960,653, 960,656, 961,1255, 961,1265, 961,1422,
-	961,1545, 961,1609, 961,1622, 961,1628, 962,1256, 962,1527, 962,1930, 963,1930, 964,1930, 965,664, 965,665, 965,666,
-	965,1087, 965,1260, 966,1256, 966,1260, 966,1524, 966,1617, 967,1255, 967,1265, 967,1422, 967,1525, 967,1607, 968,1422,
-	968,1526, 969,1259, 970,430, 971,215, 971,1256, 972,215, 972,1068, 972,1069, 972,1264, 972,1375, 972,1424, 972,1579,
-	972,1612, 972,1634, 972,1929, 973,215, 973,1256, 974,215, 974,1072, 974,1256, 974,1375, 975,1256, 976,1256, 977,660,
-	977,1375, 977,1579, 977,1634, 977,1929, 978,660, 978,1256, 979,660, 979,1240, 979,1256, 979,1662, 980,660, 980,1375,
-	981,660, 981,1256, 981,1423, 981,1579, 982,1255, 982,1260, 982,1265, 982,1515, 982,1549, 982,1605, 982,1639, 983,1265,
-	983,1515, 983,1551, 983,1639, 984,982, 985,1258, 985,1333, 985,1456, 986,1258, 986,1772, 987,1081, 987,1579, 987,1592,
-	987,1608, 987,1612, 987,1622, 987,1625, 987,1627, 987,1637, 987,1639, 987,1642, 987,1652, 989,806, 989,1222, 989,1375,
-	989,1537, 989,1558, 989,1579, 989,1652, 989,1926, 989,1928, 990,1537, 990,1559, 990,1619, 991,1558, 992,1264, 992,1575,
-	993,1536, 993,1620, 994,1536, 994,1544, 995,1536, 995,1544, 996,1259, 996,1265, 996,1620, 997,618, 997,621, 997,1540,
-	997,1618, 997,1619, 997,1639, 997,1652, 998,1085, 998,1620, 999,429, 999,1511, 999,1516, 999,1536, 1000,429, 1000,1511,
-	1000,1516, 1000,1536, 1000,1614, 1000,1617, 1000,1646, 1001,429, 1001,1516, 1001,1536, 1001,1550, 1002,1509, 1002,1536, 1002,1542,
-	1002,1548, 1002,1586, 1002,1614, 1002,1652, 1002,1691, 1003,1511, 1003,1536, 1003,1597, 1003,1618, 1003,1620, 1004,357, 1004,1536,
-	1004,1561, 1004,1586, 1004,1622, 1004,1639, 1004,1652, 1004,1695, 1004,1927, 1005,1536, 1005,1542, 1005,1573, 1005,1576, 1005,1586,
-	1005,1600, 1005,1612, 1005,1617, 1005,1620, 1005,1622, 1005,1626, 1005,1634, 1005,1639, 1005,1642, 1005,1646, 1005,1652, 1006,1536,
-	1006,1558, 1006,1597, 1006,1618, 1006,1918, 1007,1540, 1007,1579, 1007,1592, 1007,1622, 1007,1634, 1007,1637, 1008,1514, 1008,1541,
-	1009,1085, 1009,1400, 1009,1410, 1009,1573, 1009,1594, 1009,1646, 1010,1254, 1010,1296, 1011,1254, 1011,1262, 1011,1627, 1012,1081,
-	1012,1256, 1013,1065, 1013,1081, 1013,1085, 1013,1213, 1013,1256, 1013,1262, 1014,803, 1014,1085, 1014,1222, 1014,1255, 1014,1375,
-	1015,1967, 1016,1222, 1016,1375, 1016,1386, 1017,1260, 1017,1268, 1018,1677, 1018,1749, 1019,13, 1019,1081, 1019,1528, 1019,1532,
-	1019,1536, 1019,1557, 1019,1560, 1019,1562, 1019,1615, 1019,1652, 1019,1677, 1020,1967, 1021,804, 1021,810, 1021,812, 1021,1222,
-	1021,1256, 1021,1260, 1021,1265, 1021,1375, 1022,1262, 1022,1405, 1023,815, 1023,1087, 1023,1222, 1023,1256, 1023,1262, 1023,1264,
-	1023,1265, 1023,1375, 1023,1409, 1023,1412, 1024,1085, 1024,1256, 1024,1262, 1024,1409, 1024,1412, 1024,1423, 1025,1262, 1026,1256,
-	1026,1579, 1027,139, 1027,1255, 1027,1262, 1027,1412, 1027,1639, 1028,1085, 1028,1256, 1028,1262, 1028,1264, 1028,1409, 1028,1412,
-	1028,1574, 1029,226, 1030,221, 1030,223, 1030,224, 1030,1051, 1030,1087, 1030,1279, 1030,1424, 1031,225, 1031,226, 1032,228,
-	1033,1040, 1036,1037, 1036,1446, 1037,835, 1037,1466, 1039,1445, 1040,1445, 1041,746, 1041,1039, 1041,1079, 1042,241, 1042,1449,
-	1044,18, 1044,1305, 1044,1426, 1045,18, 1045,318, 1045,1057, 1046,318, 1046,1426, 1047,1232, 1047,1305, 1049,836, 1053,331,
-	1053,1048, 1053,1280, 1053,1375, 1054,1092, 1054,1278, 1055,1409, 1055,1410, 1056,1092, 1056,1278, 1058,337, 1058,339, 1058,1375,
-	1059,807, 1059,1375, 1059,1388, 1060,1375, 1063,343, 1063,1070, 1063,1384, 1064,343, 1064,347, 1064,805, 1064,809, 1064,1065,
-	1064,1066, 1064,1393, 1064,1395, 1066,344, 1066,1071, 1067,343, 1067,1066, 1067,1070, 1067,1364, 1067,1414, 1067,1423, 1069,1068,
-	1069,1384, 1071,348, 1071,1072, 1073,1072, 1074,183, 1074,191, 1074,1434, 1074,1436, 1077,191, 1077,340, 1077,1068, 1077,1436,
-	1078,340, 1078,1334, 1079,340, 1079,1438, 1080,1076, 1081,384, 1082,1083, 1083,384, 1083,1384, 1084,384, 1084,1385, 1085,1086,
-	1086,1063, 1086,1096, 1087,1086, 1087,1385, 1088,386, 1090,1070, 1090,1099, 1090,1384, 1090,1385, 1091,1098, 1091,1099, 1091,1480,
-	1092,386, 1093,386, 1093,1071, 1094,386, 1094,1093, 1096,428, 1096,1098, 1096,1099, 1096,1363, 1096,1443, 1097,1063, 1097,1096,
-	1098,1375, 1099,387, 1100,1096, 1100,1099, 1101,390, 1101,1098, 1102,1160, 1102,1170, 1103,1160, 1103,1171, 1104,1160, 1104,1163,
-	1104,1171, 1105,1160, 1106,1160, 1106,1163, 1106,1171, 1107,1160, 1107,1171, 1108,1160, 1108,1163, 1108,1171, 1109,1160, 1109,1171,
-	1110,1160, 1110,1171, 1111,1160, 1111,1171, 1112,1160, 1112,1171, 1113,1160, 1113,1171, 1114,1160, 1114,1363, 1114,1473, 1114,1475,
-	1115,1160, 1115,1183, 1115,1363, 1115,1473, 1115,1475, 1116,1160, 1116,1466, 1117,1160, 1117,1168, 1118,1160, 1118,1166, 1119,1160,
-	1119,1167, 1120,1160, 1120,1168, 1121,1160, 1121,1174, 1122,1160, 1122,1174, 1123,1160, 1123,1174, 1124,1160, 1124,1174, 1125,1160,
-	1125,1174, 1125,1448, 1126,1160, 1126,1174, 1127,1160, 1127,1174, 1128,1160, 1128,1174, 1129,1160, 1129,1174, 1129,1456, 1130,1160,
-	1130,1174, 1131,1160, 1131,1166, 1132,1160, 1132,1168, 1132,1172, 1133,1160, 1133,1174, 1134,1160, 1134,1174, 1135,1160, 1135,1174,
-	1136,1160, 1136,1174, 1137,1160, 1137,1166, 1137,1478, 1138,1160, 1138,1174, 1139,1160, 1139,1174, 1140,1160, 1140,1174, 1141,1160,
-	1141,1174, 1142,1160, 1142,1174, 1143,1160, 1143,1174, 1144,1160, 1144,1162, 1144,1168, 1144,1169, 1144,1418, 1145,1160, 1145,1166,
-	1146,1160, 1146,1444, 1147,1160, 1147,1168, 1147,1408, 1148,1160, 1148,1168, 1149,1160, 1149,1167, 1149,1174, 1150,1160, 1150,1164,
-	1151,811, 1151,819, 1151,1160, 1151,1164, 1151,1173, 1152,813, 1152,819, 1152,1160, 1152,1164, 1152,1173, 1153,1159, 1153,1160,
-	1153,1164, 1153,1165, 1154,814, 1154,819, 1154,1160, 1154,1164, 1154,1173, 1155,1160, 1155,1168, 1155,1174, 1156,1160, 1156,1161,
-	1156,1164, 1156,1168, 1156,1380, 1157,1160, 1157,1168, 1158,1160, 1160,1166, 1160,1446, 1162,1160, 1163,1160, 1164,1222, 1165,1375,
-	1167,1166, 1169,1166, 1169,1167, 1169,1409, 1170,1475, 1171,1174, 1172,1168, 1173,1168, 1175,1085, 1175,1086, 1175,1096, 1175,1254,
-	1175,1260, 1176,179, 1176,822, 1176,843, 1177,179, 1177,822, 1178,179, 1178,822, 1179,179, 1179,822, 1179,831, 1180,822,
-	1181,415, 1181,1081, 1182,415, 1183,1086, 1183,1096, 1184,1085, 1185,414, 1186,1256, 1186,1262, 1187,1258, 1188,1258, 1189,1258,
-	1190,1258, 1191,1258, 1192,1258, 1193,1092, 1193,1262, 1194,414, 1195,1254, 1195,1255, 1196,1254, 1196,1262, 1197,1085, 1197,1262,
-	1197,1263, 1197,1292, 1198,1085, 1198,1260, 1198,1264, 1198,1363, 1199,818, 1199,1081, 1199,1256, 1199,1375, 1200,1260, 1201,1256,
-	1201,1260, 1201,1264, 1202,843, 1202,1057, 1202,1081, 1202,1254, 1202,1260, 1202,1264, 1202,1403, 1203,1222, 1203,1254, 1203,1292,
-	1203,1382, 1204,1342, 1204,1818, 1205,20, 1205,1231, 1205,1232, 1205,1305, 1205,1426, 1206,1209, 1206,1216, 1206,1994, 1209,1994,
-	1210,1279, 1211,592, 1211,594, 1212,593, 1212,594, 1212,1223, 1213,601, 1214,606, 1215,601, 1216,1213, 1217,598, 1218,600,
-	1219,610, 1219,611, 1220,608, 1221,1282, 1222,608, 1223,1222, 1224,1222, 1225,1305, 1226,1229, 1227,1305, 1228,1280, 1229,1280,
-	1230,1228, 1231,1228, 1232,1228, 1233,1230, 1234,1228, 1235,1230, 1236,1232, 1236,1235, 1236,1713, 1237,1228, 1238,1228, 1239,1228,
-	1240,1279, 1243,1370, 1244,1305, 1244,1426, 1245,1305, 1245,1426, 1246,1305, 1246,1426, 1248,805, 1248,1090, 1248,1253, 1249,1375,
-	1250,688, 1251,688, 1252,684, 1252,685, 1252,1098, 1252,1099, 1253,1384, 1254,1081, 1255,1082, 1256,1082, 1256,1403, 1257,1081,
-	1257,1082, 1258,1082, 1258,1403, 1259,1084, 1259,1260, 1259,1265, 1260,1082, 1260,1381, 1261,1082, 1262,1082, 1263,1081, 1264,1256,
-	1265,1260, 1266,1268, 1266,1375, 1266,1424, 1267,1545, 1267,1613, 1267,1634, 1268,1613, 1269,692, 1269,693, 1269,1210, 1269,1375,
-	1269,1422, 1269,1424, 1270,1092, 1270,1280, 1271,1687, 1272,1687, 1273,1089, 1273,1686, 1274,1271, 1274,1426, 1274,1685, 1275,1687,
-	1275,1688, 1275,1689, 1276,1685, 1276,1687, 1278,1280, 1279,1091, 1280,1091, 1281,1093, 1281,1292, 1281,1457, 1281,1694, 1281,1966,
-	1282,1410, 1283,1094, 1283,1292, 1284,805, 1284,809, 1284,1092, 1284,1093, 1284,1222, 1284,1292, 1284,1375, 1284,1388, 1285,1088,
-	1285,1292, 1285,1296, 1285,1370, 1285,1694, 1286,1282, 1286,1296, 1287,1292, 1287,1694, 1288,1092, 1288,1403, 1289,1375, 1290,1083,
-	1290,1258, 1290,1260, 1291,1093, 1291,1292, 1291,1694, 1292,1410, 1294,1092, 1294,1093, 1294,1282, 1294,1292, 1294,1408, 1294,1694,
-	1295,1092, 1295,1093, 1295,1282, 1295,1292, 1295,1408, 1295,1417, 1295,1694, 1298,1229, 1299,1226, 1300,341, 1300,342, 1301,3,
-	1301,1226, 1302,7, 1302,1226, 1303,9, 1303,1226, 1304,10, 1304,1226, 1305,1226, 1305,1232, 1305,1298, 1305,1426, 1306,8,
-	1306,595, 1306,1226, 1307,596, 1307,597, 1307,1226, 1308,7, 1308,1234, 1308,1299, 1309,596, 1309,1226, 1310,3, 1311,8,
-	1311,595, 1311,1298, 1313,8, 1313,595, 1314,9, 1314,1226, 1316,10, 1316,1226, 1316,1778, 1317,1099, 1317,1449, 1317,1521,
-	1318,234, 1318,1305, 1318,1457, 1318,1712, 1319,1305, 1319,1701, 1320,1698, 1320,1699, 1321,1700, 1322,1305, 1323,234, 1323,1232,
-	1323,1244, 1323,1305, 1324,1235, 1324,1305, 1324,1426, 1324,1701, 1325,1305, 1325,1426, 1325,1701, 1326,234, 1326,1227, 1326,1232,
-	1326,1305, 1327,1942, 1327,1943, 1327,1945, 1327,1946, 1328,140, 1328,389, 1328,578, 1328,586, 1328,589, 1328,1251, 1328,1364,
-	1328,1375, 1328,1721, 1329,1422, 1330,1222, 1330,1375, 1330,1424, 1331,1332, 1334,1080, 1335,1426, 1335,1779, 1336,1231, 1336,1236,
-	1337,1232, 1337,1234, 1337,1237, 1337,1242, 1337,1305, 1337,1315, 1337,1335, 1337,1336, 1337,1339, 1337,1410, 1337,1426, 1337,1711,
-	1337,1794, 1337,1807, 1338,620, 1338,1204, 1338,1225, 1338,1231, 1338,1232, 1338,1236, 1338,1241, 1338,1243, 1338,1244, 1338,1246,
-	1338,1305, 1338,1318, 1338,1323, 1338,1326, 1338,1335, 1338,1336, 1338,1337, 1338,1341, 1338,1342, 1338,1344, 1338,1345, 1338,1354,
-	1338,1357, 1338,1426, 1338,1427, 1338,1781, 1338,1782, 1338,1783, 1338,1784, 1338,1789, 1338,1790, 1338,1792, 1338,1795, 1338,1796,
-	1338,1797, 1338,1798, 1338,1799, 1338,1800, 1338,1801, 1338,1803, 1338,1804, 1338,1805, 1338,1806, 1338,1809, 1338,1811, 1338,1813,
-	1338,1814, 1338,1815, 1338,1817, 1338,1947, 1339,1227, 1339,1231, 1339,1232, 1339,1234, 1339,1237, 1339,1305, 1339,1337, 1339,1410,
-	1339,1426, 1340,1225, 1340,1232, 1340,1305, 1340,1346, 1340,1808, 1341,1296, 1341,1305, 1342,218, 1342,1231, 1342,1237, 1342,1305,
-	1342,1344, 1342,1354, 1342,1357, 1342,1426, 1342,1781, 1342,1947, 1343,1226, 1343,1344, 1343,1354, 1343,1359, 1343,1426, 1343,1788,
-	1343,1797, 1343,1812, 1344,192, 1344,1354, 1345,1426, 1345,1779, 1346,1305, 1347,1085, 1347,1921, 1348,1085, 1348,1408, 1348,1412,
-	1348,1417, 1348,1421, 1349,1085, 1349,1410, 1349,1412, 1349,1417, 1349,1421, 1350,1375, 1350,1922, 1351,1921, 1352,1923, 1353,1922,
-	1354,1226, 1354,1355, 1354,1962, 1355,1278, 1355,1426, 1356,1280, 1357,1958, 1357,1959, 1358,1951, 1358,1952, 1359,1226, 1359,1238,
-	1359,1305, 1359,1354, 1359,1949, 1359,1950, 1359,1953, 1359,1956, 1360,1363, 1360,1951, 1360,1955, 1360,1957, 1361,1958, 1361,1959,
-	1362,1206, 1363,1097, 1363,1098, 1363,1099, 1363,1914, 1364,1363, 1365,1279, 1365,1964, 1366,229, 1366,791, 1366,797, 1366,1075,
-	1366,1331, 1366,1449, 1367,1914, 1368,1914, 1369,1280, 1369,1332, 1369,1377, 1374,1332, 1374,1377, 1375,632, 1375,633, 1375,1092,
-	1375,1369, 1375,1376, 1376,632, 1376,1372, 1376,1375, 1377,632, 1377,633, 1377,1280, 1378,1375, 1379,1375, 1379,1398, 1380,1375,
-	1380,1397, 1381,1380, 1382,1297, 1382,1375, 1382,1381, 1382,1398, 1382,1399, 1384,1385, 1385,805, 1385,809, 1385,1364, 1385,1375,
-	1385,1383, 1385,1388, 1385,1392, 1385,1395, 1386,809, 1386,1081, 1386,1087, 1386,1256, 1386,1258, 1386,1260, 1386,1292, 1386,1297,
-	1386,1375, 1386,1382, 1386,1383, 1386,1387, 1386,1388, 1386,1389, 1386,1390, 1386,1392, 1386,1395, 1386,1573, 1386,1968, 1386,1969,
-	1387,805, 1388,1397, 1389,1392, 1389,1393, 1390,1392, 1391,1968, 1392,805, 1393,805, 1393,1398, 1394,1388, 1395,805, 1395,1399,
-	1396,1969, 1397,805, 1397,1398, 1397,1401, 1397,1703, 1397,1704, 1397,1705, 1397,1706, 1397,1707, 1400,1388, 1403,1404, 1404,1970,
-	1404,1971, 1404,1973, 1404,1974, 1406,1709, 1408,634, 1408,1296, 1408,1409, 1408,1410, 1411,634, 1411,1296, 1412,1976, 1413,1412,
-	1414,1709, 1415,1709, 1416,1414, 1417,634, 1417,1422, 1417,1911, 1418,1411, 1419,1421, 1420,1911, 1421,1092, 1421,1280, 1421,1422,
-	1421,1423, 1422,634, 1422,1092, 1422,1296, 1422,1417, 1422,1423, 1422,1424, 1423,1417, 1424,1417, 1425,1280, 1426,1099, 1427,1099,
-	1428,1222, 1428,1363, 1428,1449, 1428,1507, 1428,1508, 1428,1983, 1428,1986, 1429,1985, 1430,1273, 1430,1375, 1430,1507, 1430,1508,
-	1430,1985, 1431,1985, 1433,1273, 1434,1436, 1436,1449, 1438,1436, 1441,1280, 1444,1490, 1446,1363, 1446,1444, 1449,1465, 1452,1428,
-	1453,1100, 1455,834, 1457,1456, 1458,1448, 1458,1456, 1458,1478, 1458,1479, 1460,1363, 1462,1074, 1463,1434, 1464,1077, 1466,1363,
-	1471,1039, 1471,1078, 1473,1475, 1475,1477, 1476,1485, 1477,1036, 1481,1466, 1483,1476, 1484,1099, 1485,1481, 1488,1039, 1488,1281,
-	1489,1444, 1490,1283, 1492,1285, 1492,1489, 1493,1286, 1494,1287, 1495,1288, 1496,1290, 1497,1291, 1497,1489, 1499,1409, 1501,1294,
-	1503,1423, 1505,1295, 1507,1470, 1508,1363, 1508,1375, 1508,1409, 1508,1410, 1510,1620, 1511,1509, 1511,1510, 1511,1512, 1511,1513,
-	1511,1548, 1511,1612, 1511,1613, 1511,1617, 1511,1639, 1511,1691, 1512,1566, 1512,1594, 1512,1608, 1512,1614, 1512,1622, 1512,1638,
-	1512,1639, 1512,1651, 1512,1652, 1513,1620, 1515,1213, 1516,1542, 1516,1646, 1517,679, 1517,1576, 1517,1586, 1517,1611, 1517,1617,
-	1517,1622, 1517,1629, 1517,1646, 1517,1652, 1517,1913, 1518,636, 1518,1548, 1518,1576, 1518,1597, 1518,1610, 1518,1617, 1518,1629,
-	1518,1639, 1518,1646, 1518,1751, 1519,1226, 1519,1426, 1521,1242, 1522,1226, 1522,1280, 1522,1305, 1522,1355, 1522,1356, 1522,1426,
-	1522,1519, 1522,1520, 1523,1571, 1523,1582, 1523,1614, 1523,1635, 1523,1646, 1524,1064, 1525,1430, 1525,1526, 1525,1745, 1526,1080,
-	1526,1430, 1526,1746, 1527,1080, 1527,1085, 1527,1429, 1527,1430, 1527,1933, 1527,1934, 1528,14, 1528,382, 1528,1617, 1529,1528,
-	1530,14, 1530,382, 1530,1597, 1530,1639, 1530,1646, 1531,384, 1533,637, 1533,1443, 1533,1546, 1534,637, 1534,1081, 1535,637,
-	1535,1082, 1535,1403, 1536,637, 1536,1082, 1536,1222, 1536,1381, 1537,637, 1537,1082, 1537,1403, 1538,1082, 1538,1084, 1538,1646,
-	1539,1087, 1539,1574, 1540,1082, 1540,1652, 1541,1083, 1541,1567, 1542,1086, 1542,1385, 1543,1544, 1543,1617, 1544,1614, 1545,1579,
-	1545,1617, 1545,1622, 1545,1625, 1545,1629, 1545,1638, 1545,1639, 1545,1652, 1546,1375, 1546,1410, 1546,1592, 1547,1528, 1547,1529,
-	1547,1532, 1547,1562, 1547,1646, 1548,1549, 1549,1605, 1550,1551, 1551,1605, 1551,1614, 1552,1548, 1553,1375, 1553,1414, 1553,1424,
-	1554,1366, 1554,1606, 1555,694, 1555,1561, 1555,1565, 1555,1597, 1555,1639, 1556,1545, 1556,1573, 1556,1613, 1556,1620, 1556,1634,
-	1556,1639, 1557,637, 1557,1082, 1557,1403, 1558,637, 1558,1082, 1558,1222, 1558,1381, 1559,637, 1559,1082, 1559,1403, 1560,14,
-	1560,382, 1561,1087, 1561,1545, 1561,1586, 1561,1622, 1561,1629, 1561,1634, 1561,1639, 1561,1652, 1562,382, 1562,1576, 1563,1595,
-	1563,1610, 1563,1626, 1563,1628, 1563,1639, 1563,1644, 1563,1652, 1564,1555, 1565,1539, 1565,1613, 1565,1622, 1565,1634, 1565,1639,
-	1566,1586, 1566,1637, 1567,637, 1567,1375, 1567,1410, 1568,1576, 1568,1590, 1568,1593, 1568,1614, 1568,1617, 1569,1083, 1570,1595,
-	1570,1615, 1570,1626, 1570,1628, 1571,1063, 1571,1065, 1573,17, 1573,1443, 1574,1363, 1575,229, 1575,1080, 1575,1206, 1575,1221,
-	1575,1449, 1575,1526, 1576,1284, 1576,1364, 1576,1443, 1577,235, 1577,637, 1578,1449, 1579,1222, 1579,1364, 1579,1416, 1580,803,
-	1581,637, 1581,1286, 1581,1443, 1582,1096, 1583,1220, 1583,1222, 1585,637, 1585,1364, 1586,637, 1586,1294, 1586,1364, 1586,1375,
-	1586,1443, 1590,1067, 1591,346, 1591,348, 1591,1364, 1592,637, 1592,1364, 1593,1065, 1594,637, 1594,1294, 1594,1443, 1596,637,
-	1596,1073, 1596,1364, 1597,638, 1598,637, 1599,637, 1599,1403, 1600,637, 1601,637, 1603,637, 1603,1285, 1603,1443, 1604,1605,
-	1605,1222, 1605,1247, 1605,1449, 1606,229, 1606,791, 1606,797, 1606,1075, 1606,1331, 1606,1449, 1607,1222, 1607,1364, 1607,1365,
-	1608,619, 1608,1092, 1608,1222, 1608,1364, 1608,1441, 1609,637, 1609,1092, 1609,1364, 1609,1418, 1610,637, 1610,1381, 1610,1412,
-	1611,17, 1611,638, 1611,1470, 1612,1364, 1613,619, 1613,1210, 1613,1222, 1613,1364, 1614,1222, 1614,1385, 1615,1364, 1616,1270,
-	1616,1364, 1617,1222, 1617,1364, 1617,1375, 1618,1364, 1619,1364, 1620,1222, 1620,1364, 1620,1375, 1621,1364, 1622,637, 1622,1364,
-	1623,1222, 1623,1385, 1624,637, 1624,1296, 1625,637, 1625,1408, 1626,637, 1626,1364, 1626,1409, 1627,637, 1627,1422, 1628,637,
-	1628,1423, 1629,638, 1630,235, 1631,17, 1631,1098, 1631,1364, 1631,1473, 1633,637, 1633,1213, 1634,637, 1634,1295, 1634,1375,
-	1634,1443, 1635,1080, 1636,346, 1637,637, 1637,1085, 1637,1213, 1637,1430, 1638,637, 1638,1295, 1638,1443, 1639,1363, 1640,637,
-	1640,1073, 1640,1213, 1642,637, 1643,637, 1644,637, 1644,1403, 1645,637, 1645,1403, 1646,637, 1646,1222, 1646,1381, 1647,637,
-	1647,1403, 1648,637, 1648,1403, 1649,637, 1649,1297, 1650,637, 1651,637, 1652,637, 1654,637, 1655,637, 1655,1213, 1657,1363,
-	1658,1092, 1658,1099, 1659,1269, 1659,1375, 1659,1424, 1659,1617, 1659,1708, 1660,1269, 1661,1269, 1662,423, 1662,426, 1662,1029,
-	1662,1053, 1662,1269, 1662,1414, 1662,1424, 1662,1617, 1663,655, 1663,1269, 1663,1634, 1664,662, 1664,1267, 1664,1269, 1664,1615,
-	1664,1617, 1665,1269, 1666,1269, 1667,1269, 1667,1608, 1668,1269, 1669,1268, 1669,1545, 1669,1553, 1669,1564, 1669,1577, 1669,1579,
-	1669,1586, 1669,1617, 1669,1622, 1669,1628, 1669,1634, 1669,1639, 1669,1642, 1669,1931, 1670,1267, 1670,1269, 1670,1414, 1670,1424,
-	1671,1269, 1671,1586, 1671,1634, 1672,1267, 1672,1269, 1673,1266, 1674,1266, 1675,679, 1675,1554, 1675,1575, 1675,1578, 1675,1913,
-	1677,219, 1677,383, 1677,1085, 1677,1678, 1677,1680, 1677,1681, 1677,1682, 1677,1690, 1677,1939, 1677,1965, 1678,217, 1680,1085,
-	1681,1679, 1682,1677, 1682,1939, 1683,1332, 1683,1426, 1683,1684, 1683,1686, 1684,1426, 1685,1095, 1685,1683, 1687,1688, 1687,1689,
-	1688,1098, 1690,1677, 1690,1939, 1691,1547, 1691,1614, 1691,1629, 1692,1693, 1693,1332, 1695,1617, 1695,1620, 1695,1622, 1695,1634,
-	1698,1696, 1698,1702, 1699,1226, 1699,1232, 1699,1233, 1699,1305, 1699,1697, 1700,1712, 1701,1305, 1701,1696, 1701,1697, 1702,1696,
-	1706,1401, 1708,1375, 1708,1414, 1708,1424, 1709,1092, 1709,1279, 1709,1280, 1714,1646, 1715,140, 1715,388, 1715,401, 1715,407,
-	1715,409, 1715,683, 1715,1251, 1716,136, 1716,137, 1716,151, 1716,385, 1716,388, 1716,401, 1716,404, 1716,681, 1716,687,
-	1717,589, 1717,590, 1717,1721, 1718,140, 1718,231, 1718,578, 1718,586, 1718,589, 1718,683, 1718,1251, 1718,1721, 1718,1731,
-	1719,148, 1719,626, 1720,404, 1720,1716, 1721,687, 1721,1728, 1721,1734, 1721,1975, 1722,388, 1722,589, 1722,590, 1722,683,
-	1722,690, 1722,1251, 1722,1723, 1722,1724, 1723,136, 1723,140, 1723,167, 1723,169, 1723,401, 1723,589, 1723,590, 1723,672,
-	1723,681, 1723,687, 1723,690, 1723,1717, 1723,1739, 1723,1997, 1723,2001, 1724,140, 1724,169, 1724,402, 1724,589, 1724,590,
-	1724,672, 1724,681, 1724,687, 1724,1717, 1724,1997, 1724,2001, 1725,151, 1725,397, 1725,690, 1725,1251, 1725,1718, 1725,1998,
-	1726,140, 1726,148, 1726,624, 1726,626, 1726,690, 1727,148, 1727,667, 1727,675, 1727,683, 1727,1251, 1727,1717, 1727,1735,
-	1729,624, 1729,626, 1729,628, 1729,681, 1729,690, 1729,1248, 1729,1251, 1729,1728, 1729,1975, 1730,136, 1730,169, 1730,398,
-	1730,401, 1730,410, 1730,687, 1730,690, 1730,1718, 1730,1997, 1730,2001, 1731,169, 1731,388, 1731,681, 1731,687, 1731,690,
-	1731,1251, 1731,1330, 1731,1997, 1731,2001, 1732,140, 1732,148, 1732,395, 1732,589, 1732,590, 1732,671, 1732,672, 1732,675,
-	1732,683, 1732,1251, 1732,1719, 1732,1721, 1733,140, 1733,401, 1733,408, 1733,409, 1733,1251, 1733,1728, 1734,683, 1734,1250,
-	1734,1251, 1734,1717, 1734,1719, 1734,1720, 1734,1722, 1734,1725, 1734,1726, 1734,1727, 1734,1729, 1734,1730, 1734,1732, 1734,1733,
-	1734,1736, 1735,395, 1735,681, 1735,1251, 1735,1717, 1736,140, 1736,148, 1736,395, 1736,589, 1736,590, 1736,671, 1736,672,
-	1736,675, 1736,681, 1736,683, 1736,1251, 1736,1717, 1737,180, 1737,1332, 1738,230, 1738,303, 1738,353, 1738,359, 1738,629,
-	1738,630, 1738,1556, 1738,1583, 1738,1612, 1738,1634, 1738,1741, 1738,1742, 1738,1743, 1738,1916, 1739,1375, 1739,1410, 1741,1573,
-	1741,1586, 1741,1595, 1741,1629, 1741,1639, 1741,1642, 1741,1646, 1744,1747, 1747,1080, 1748,613, 1748,614, 1748,615, 1748,616,
-	1748,617, 1749,1539, 1749,1750, 1750,1085, 1750,1615, 1750,1617, 1751,1614, 1751,1620, 1751,2003, 1752,1617, 1753,1226, 1754,1755,
-	1755,1759, 1755,1765, 1756,1768, 1756,1769, 1757,372, 1757,1767, 1757,1768, 1758,372, 1758,1756, 1759,1767, 1760,85, 1760,1765,
-	1761,85, 1761,1767, 1762,367, 1762,368, 1762,372, 1762,1755, 1762,1766, 1763,1759, 1765,367, 1765,368, 1765,370, 1765,374,
-	1766,372, 1766,1753, 1767,369, 1767,1765, 1767,1771, 1768,381, 1769,1763, 1771,1426, 1772,1332, 1775,1085, 1775,1539, 1775,1573,
-	1775,1646, 1778,1233, 1778,1777, 1779,1339, 1779,1426, 1779,1780, 1779,1947, 1780,1231, 1780,1232, 1780,1237, 1780,1305, 1781,1237,
-	1781,1305, 1781,1801, 1781,1947, 1782,1361, 1783,1226, 1783,1354, 1784,1288, 1784,1305, 1784,1321, 1784,1354, 1784,1785, 1784,1786,
-	1784,1787, 1784,1788, 1784,1947, 1785,1232, 1785,1235, 1785,1305, 1787,1786, 1788,427, 1788,576, 1788,577, 1788,1305, 1788,1321,
-	1788,1785, 1788,1786, 1789,216, 1789,1344, 1789,1791, 1790,216, 1790,1791, 1791,1426, 1792,1426, 1793,1305, 1794,1232, 1794,1235,
-	1794,1237, 1794,1238, 1794,1305, 1794,1322, 1794,1408, 1794,1426, 1794,1793, 1795,1232, 1795,1305, 1795,1426, 1795,1947, 1796,1947,
-	1797,1340, 1797,1344, 1797,1354, 1797,1947, 1797,1948, 1799,641, 1799,1344, 1799,1426, 1800,1344, 1800,1426, 1801,1335, 1801,1339,
-	1801,1426, 1801,1807, 1802,1335, 1802,1807, 1803,1305, 1803,1339, 1803,1341, 1803,1802, 1804,1339, 1804,1354, 1804,1802, 1805,1305,
-	1805,1339, 1805,1341, 1805,1802, 1806,1335, 1806,1339, 1806,1426, 1806,1807, 1807,1230, 1807,1237, 1809,1305, 1809,1354, 1809,1810,
-	1810,1068, 1811,1305, 1811,1354, 1813,1305, 1814,1232, 1814,1337, 1814,1947, 1815,620, 1815,1231, 1815,1232, 1815,1305, 1815,1336,
-	1815,1816, 1815,1947, 1817,1205, 1817,1232, 1817,1305, 1817,1346, 1817,1426, 1817,1427, 1817,1793, 1817,1920, 1817,1947, 1820,308,
-	1820,318, 1820,1232, 1820,1305, 1821,308, 1821,318, 1821,1232, 1821,1305, 1821,1324, 1822,318, 1822,1305, 1823,308, 1823,318,
-	1823,822, 1823,1225, 1823,1232, 1823,1233, 1823,1305, 1823,1324, 1824,308, 1824,318, 1824,1232, 1824,1305, 1825,1305, 1825,1324,
-	1825,1820, 1826,1305, 1826,1324, 1826,1821, 1827,1324, 1827,1822, 1828,1305, 1828,1823, 1828,1846, 1829,1305, 1829,1324, 1829,1824,
-	1830,1225, 1830,1305, 1830,1346, 1830,1352, 1830,1904, 1831,1225, 1831,1305, 1831,1904, 1832,1305, 1832,1887, 1833,1305, 1833,1887,
-	1834,1305, 1834,1887, 1834,1888, 1835,1225, 1835,1305, 1835,1346, 1835,1352, 1835,1887, 1835,1889, 1835,1904, 1836,1225, 1836,1887,
-	1836,1889, 1836,1904, 1837,1305, 1837,1887, 1837,1888, 1838,1225, 1838,1305, 1838,1882, 1838,1887, 1838,1889, 1839,1046, 1839,1225,
-	1839,1305, 1839,1887, 1839,1888, 1839,1889, 1840,1862, 1840,1887, 1840,1889, 1841,1047, 1841,1305, 1841,1887, 1842,1047, 1842,1225,
-	1842,1305, 1842,1887, 1842,1888, 1842,1889, 1843,1232, 1843,1233, 1843,1305, 1843,1887, 1844,1046, 1844,1225, 1844,1232, 1844,1305,
-	1844,1887, 1844,1888, 1844,1889, 1845,1305, 1845,1887, 1845,1888, 1846,1237, 1846,1305, 1847,18, 1847,305, 1847,306, 1847,307,
-	1847,316, 1847,1050, 1847,1054, 1847,1231, 1847,1232, 1847,1233, 1847,1237, 1847,1305, 1847,1426, 1848,18, 1848,304, 1848,309,
-	1848,311, 1848,328, 1848,1055, 1848,1426, 1849,18, 1849,311, 1849,316, 1849,318, 1849,323, 1849,324, 1849,326, 1849,330,
-	1849,1050, 1849,1061, 1849,1231, 1849,1232, 1849,1233, 1849,1235, 1849,1305, 1849,1319, 1850,318, 1850,330, 1850,1051, 1850,1231,
-	1850,1232, 1850,1233, 1850,1235, 1850,1237, 1850,1305, 1850,1410, 1850,1426, 1851,1231, 1851,1234, 1851,1305, 1852,1231, 1852,1305,
-	1852,1426, 1853,312, 1853,318, 1853,329, 1853,1232, 1853,1305, 1854,1225, 1854,1426, 1855,318, 1855,319, 1855,329, 1855,1052,
-	1855,1232, 1856,18, 1856,322, 1856,1426, 1857,19, 1858,19, 1858,304, 1859,318, 1859,329, 1859,1225, 1859,1305, 1860,19,
-	1860,1232, 1860,1305, 1860,1427, 1861,19, 1861,1057, 1861,1231, 1861,1305, 1861,1426, 1862,21, 1862,1044, 1862,1225, 1862,1231,
-	1862,1232, 1862,1244, 1862,1246, 1862,1305, 1862,1325, 1862,1375, 1862,1383, 1862,1882, 1863,1305, 1863,1882, 1864,1339, 1865,1225,
-	1865,1232, 1865,1305, 1865,1866, 1865,1915, 1866,1227, 1866,1232, 1866,1234, 1866,1305, 1866,1426, 1867,1225, 1867,1232, 1867,1246,
-	1867,1305, 1867,1866, 1867,1915, 1868,1232, 1868,1305, 1868,1325, 1868,1337, 1868,1426, 1869,1227, 1869,1244, 1869,1305, 1870,1225,
-	1870,1244, 1871,1244, 1871,1305, 1872,1244, 1872,1305, 1873,1235, 1873,1244, 1873,1305, 1874,1245, 1874,1305, 1875,1318, 1876,1225,
-	1876,1231, 1876,1235, 1876,1237, 1876,1244, 1876,1305, 1877,1244, 1877,1305, 1878,1244, 1878,1305, 1879,1099, 1879,1339, 1879,1449,
-	1880,1345, 1881,1225, 1881,1232, 1881,1340, 1881,1411, 1881,1904, 1882,1344, 1882,1427, 1882,1892, 1883,1335, 1884,1341, 1885,1337,
-	1886,1337, 1887,1232, 1887,1305, 1887,1426, 1888,1044, 1888,1232, 1888,1233, 1888,1305, 1888,1426, 1889,1232, 1889,1305, 1890,1205,
-	1890,1232, 1890,1882, 1891,1234, 1891,1305, 1891,1339, 1892,1230, 1892,1237, 1892,1239, 1892,1344, 1892,1426, 1893,1231, 1893,1232,
-	1893,1305, 1893,1325, 1893,1846, 1894,20, 1894,21, 1894,1225, 1894,1231, 1894,1232, 1894,1237, 1894,1246, 1894,1305, 1894,1325,
-	1894,1371, 1894,1373, 1894,1882, 1894,1899, 1895,1846, 1895,1862, 1896,1225, 1896,1246, 1896,1305, 1896,1846, 1897,20, 1897,21,
-	1897,1231, 1897,1232, 1897,1246, 1897,1305, 1897,1325, 1897,1427, 1897,1899, 1898,20, 1898,1225, 1898,1232, 1898,1246, 1898,1305,
-	1898,1325, 1898,1846, 1899,1232, 1899,1305, 1900,1225, 1901,1225, 1901,1232, 1901,1234, 1901,1237, 1901,1246, 1901,1305, 1901,1325,
-	1901,1846, 1902,1232, 1902,1305, 1902,1337, 1902,1412, 1902,1882, 1903,1225, 1903,1325, 1904,1305, 1905,1045, 1905,1305, 1905,1325,
-	1905,1403, 1905,1882, 1906,1231, 1906,1305, 1906,1382, 1906,1879, 1906,1882, 1907,1231, 1908,1231, 1908,1232, 1908,1879, 1909,1099,
-	1909,1449, 1910,1335, 1911,178, 1911,236, 1911,237, 1911,238, 1911,1421, 1912,2, 1913,679, 1913,1639, 1913,1646, 1913,1652,
-	1914,1280, 1916,351, 1916,354, 1916,355, 1916,356, 1916,358, 1917,1611, 1917,1617, 1917,1618, 1917,1620, 1917,1913, 1918,1530,
-	1918,1532, 1918,1547, 1918,1562, 1918,1614, 1918,1629, 1918,1646, 1918,1752, 1918,1773, 1920,1231, 1920,1305, 1920,1947, 1921,1085,
-	1921,1087, 1921,1270, 1921,1279, 1921,1375, 1921,1414, 1921,1422, 1921,1923, 1922,805, 1922,1085, 1922,1087, 1922,1924, 1925,1628,
-	1926,1612, 1926,1634, 1927,1542, 1927,1590, 1927,1593, 1927,1598, 1927,1622, 1927,1633, 1927,1639, 1928,1615, 1928,1634, 1929,1375,
-	1929,1424, 1930,1082, 1930,1085, 1930,1527, 1931,1547, 1931,1620, 1931,1629, 1931,1634, 1933,1431, 1933,1437, 1934,1933, 1935,1612,
-	1935,1634, 1936,1615, 1936,1634, 1937,1620, 1937,1634, 1938,1232, 1939,1679, 1939,1681, 1941,1944, 1942,1940, 1942,1941, 1946,1940,
-	1947,1226, 1948,1226, 1950,1305, 1950,1949, 1950,1953, 1953,1230, 1953,1231, 1953,1232, 1953,1234, 1953,1237, 1954,1952, 1955,1240,
-	1955,1952, 1957,852, 1957,1052, 1957,1240, 1957,1406, 1957,1414, 1957,1422, 1957,1954, 1957,1955, 1957,1956, 1961,1230, 1962,1356,
-	1962,1960, 1962,1961, 1963,1573, 1963,1603, 1963,1622, 1963,1639, 1963,1642, 1963,1652, 1964,1280, 1965,1085, 1965,1677, 1966,1403,
-	1967,1260, 1967,1264, 1967,1371, 1967,1373, 1967,1677, 1967,1749, 1968,805, 1969,805, 1970,1972, 1971,1972, 1973,1972, 1975,1248,
-	1976,1409, 1980,1271, 1980,1375, 1980,1430, 1980,1432, 1980,1507, 1980,1508, 1980,1737, 1980,1981, 1981,1988, 1982,1360, 1984,1278,
-	1985,1991, 1986,1436, 1987,1214, 1988,1343, 1988,1375, 1988,1430, 1988,1507, 1988,1508, 1988,1984, 1989,799, 1989,1080, 1989,1300,
-	1989,1317, 1989,1327, 1989,1338, 1989,1507, 1989,1508, 1989,1980, 1989,1988, 1989,1990, 1990,798, 1990,1272, 1990,1375, 1990,1507,
-	1990,1508, 1990,1987, 1992,1533, 1992,1568, 1992,1600, 1992,1629, 1992,1646, 1992,1652, 1993,1622, 1993,1629, 1993,1634, 1993,1657,
-	1996,1206, 1996,1367, 1998,591, 1998,1999, 1998,2000, 2000,385, 2001,385, 2001,1248, 2001,1278, 2003,1586, 2003,1639, 2003,1646,
-	2004,809,
+static const uint16_t ljcg_upstream_2022_calls[] = {
+	16387,8,16388,5,6,16390,6,16391,8,16392,5,16394,4,16395,1528,1530,1560,1646,1750,16396,640,1919,16397,11,1087,1530,1573,1594,
+	1600,1617,1622,1639,1642,1652,1653,1749,1750,16398,1576,1610,16399,12,349,640,1692,1693,1740,16400,1,2,631,640,1912,1919,16402,
+	1232,1305,1426,16403,18,311,1042,1231,1305,1426,16404,1403,1426,16405,1381,1426,16406,47,73,78,16407,51,373,1240,1754,16408,51,
+	65,79,373,377,1756,1769,16409,35,16410,52,373,377,1756,16412,57,373,377,1754,1755,1756,1762,1769,16413,1756,1762,16414,31,369,
+	381,1755,1756,1762,1769,16415,364,369,374,381,1769,16416,64,104,132,367,1764,33575,33577,33578,33579,33580,33581,33582,33583,
+	33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,
+	34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,
+	34185,34219,34236,34237,16417,64,104,33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,
+	33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,
+	34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16418,40,64,104,
+	33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,
+	34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,
+	34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16419,64,104,33575,33577,33578,33579,33580,33581,33582,
+	33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,
+	34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,
+	34184,34185,34219,34236,34237,16420,37,38,40,64,104,377,1754,16423,64,104,364,367,370,374,375,1052,1754,1764,33575,33577,33578,
+	33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,
+	34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,
+	34179,34180,34181,34183,34184,34185,34219,34236,34237,16425,55,57,65,76,362,365,373,377,379,1754,16426,55,57,130,373,374,377,
+	379,1754,1756,1762,1769,16428,35,47,16429,85,34220,16430,45,1426,16431,55,121,373,1756,1762,16432,35,55,361,373,1756,1758,1761,
+	1762,34216,34224,34246,34247,16433,54,373,1756,16434,1710,16435,52,1754,16436,50,1754,16437,41,71,16438,1754,16439,51,54,56,59,
+	1710,1754,1755,1771,16441,55,1754,16442,1754,16443,58,76,1754,16444,54,59,373,1756,16445,54,59,76,373,1754,16446,64,65,85,367,
+	374,375,377,379,1761,1764,33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,
+	33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,
+	34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16447,62,16448,85,361,367,370,
+	372,375,1754,1755,16449,365,379,16450,67,114,360,374,16451,377,16452,69,85,106,114,115,360,369,372,374,1426,1755,1766,1768,
+	16453,374,377,16454,1755,16455,65,85,363,364,367,370,373,375,376,377,378,379,380,659,1754,1756,1769,16456,65,364,370,375,377,
+	1754,1756,1769,16457,57,65,76,121,364,373,1756,1762,16458,377,1754,1756,1762,16459,22,23,24,25,26,28,29,30,32,33,34,36,39,41,42,
+	44,47,48,49,53,60,61,63,70,71,72,73,77,80,83,84,86,87,88,89,90,91,92,93,98,99,100,105,113,117,118,119,125,126,127,128,129,131,
+	133,1427,1754,16461,135,375,16462,373,1754,1756,16463,65,377,1756,1769,16464,62,81,95,97,366,16467,1756,1762,16468,47,74,16469,
+	1274,16470,47,74,16471,35,16472,47,73,16473,47,90,16474,377,1756,1762,16475,64,104,111,132,1764,33575,33577,33578,33579,33580,
+	33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,
+	34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,
+	34181,34183,34184,34185,34219,34236,34237,16476,64,367,370,374,375,379,1754,1761,1764,33575,33577,33578,33579,33580,33581,33582,
+	33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,
+	34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,
+	34184,34185,34219,34236,34237,16477,372,1426,1755,1769,1771,16478,1763,1766,16479,85,369,381,16480,1753,16481,85,94,1754,1766,
+	1767,1768,16482,35,16483,65,374,16484,65,360,363,370,374,375,1754,1769,16485,40,43,16486,37,101,1358,1426,1770,33575,33577,
+	33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,
+	34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,
+	34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16487,46,16488,375,377,1757,1758,1761,16489,65,79,130,375,377,1754,
+	1756,1769,16490,107,16491,85,107,108,120,1755,1771,16493,1771,16495,106,109,16496,1426,16497,64,104,111,33575,33577,33578,33579,
+	33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,
+	34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,
+	34180,34181,34183,34184,34185,34219,34236,34237,16499,364,365,374,375,377,16500,85,371,375,1240,1754,16501,58,364,367,373,1756,
+	16502,64,65,375,377,1761,1764,33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,
+	33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,
+	34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16503,47,73,16506,34221,
+	16507,27,85,115,116,360,367,370,374,1755,16509,374,375,379,1754,1769,16510,64,104,111,33575,33577,33578,33579,33580,33581,33582,
+	33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,
+	34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,
+	34184,34185,34219,34236,34237,16511,132,1756,16512,64,104,111,367,1764,33575,33577,33578,33579,33580,33581,33582,33583,33587,
+	33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,
+	34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,
+	34219,34236,34237,16513,55,373,377,1754,1756,1762,1769,16514,65,377,1756,1769,16515,64,104,111,132,1764,33575,33577,33578,33579,
+	33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,
+	34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,
+	34180,34181,34183,34184,34185,34219,34236,34237,16516,367,370,371,375,1240,1754,16517,65,374,375,1754,1756,1769,16519,55,373,
+	374,375,1771,16520,150,169,409,16521,140,169,16522,599,601,602,603,605,609,617,817,1221,16523,139,1085,1622,1626,1639,1925,1963,
+	16524,385,674,1278,16525,140,232,408,412,575,16526,140,141,147,396,398,409,412,667,16527,145,146,408,409,16528,140,148,169,398,
+	411,16529,144,148,396,411,667,675,16530,144,148,396,411,642,667,675,16531,140,148,232,233,408,412,16532,140,667,16533,140,169,
+	233,398,408,16534,140,16535,140,232,233,398,408,410,412,16536,140,169,396,398,403,408,642,668,16539,154,16540,154,16541,1099,
+	1384,16542,157,806,1091,16543,158,816,1375,1662,16544,157,162,816,1279,1375,16545,164,816,16546,163,816,1414,1422,16547,816,
+	1375,16549,154,16551,388,16553,167,16556,806,1402,16557,175,805,1402,16558,805,1402,16559,176,1402,16560,805,1402,16561,170,173,
+	174,177,805,806,1402,16563,1279,16565,1280,16566,1083,16567,1363,16569,846,1085,1222,1363,1409,16570,843,16571,34223,16572,187,
+	1085,1277,16574,188,1085,1278,16575,1363,16576,1305,16577,1085,16578,1050,1054,1082,16579,823,824,826,827,829,830,841,1222,1279,
+	16580,840,841,1054,1061,1222,1279,16581,197,198,16582,197,198,16583,198,203,846,16584,198,201,832,843,1085,1279,16585,202,843,
+	16588,209,843,16589,209,843,1409,16591,1058,1084,1087,16592,1058,1084,1087,16593,1058,1087,16594,209,212,16595,213,16596,212,
+	839,843,16597,213,839,843,1409,1410,16599,1082,16600,1332,1344,1426,1429,16601,1085,16602,1426,16603,1085,16604,1375,16605,1086,
+	16606,1384,16609,222,227,1086,1375,16610,1414,1441,16611,220,16613,792,1049,1206,1219,1433,33561,16615,1422,16616,1422,16617,
+	231,16618,1305,1403,1426,16619,637,1092,1213,16621,238,16623,263,16624,265,283,16626,277,282,16627,277,16628,253,260,262,16629,
+	259,16630,239,240,248,270,286,16631,240,283,1384,16632,247,252,255,283,16633,240,263,274,1056,16634,240,265,266,269,283,286,294,
+	1048,1056,16635,239,240,253,260,262,265,283,286,1054,1056,16636,240,245,254,259,283,286,1043,16637,263,1054,1056,16638,240,283,
+	16639,240,245,283,286,16640,240,249,253,257,260,262,265,266,281,283,286,288,1048,1056,16642,253,260,262,265,16643,240,270,16644,
+	248,250,261,266,283,289,291,16645,240,248,249,253,257,260,262,265,266,286,293,294,1056,16646,240,246,248,251,262,263,265,270,
+	280,283,286,289,290,16647,266,16648,266,1058,16649,266,295,16650,295,805,1086,1384,1385,16651,274,286,16652,240,263,267,274,275,
+	286,16653,263,274,16654,263,269,16655,240,264,265,266,267,283,286,1050,1057,1058,16656,240,244,264,266,267,273,275,280,283,286,
+	1054,1057,16657,240,244,263,267,275,280,286,1052,16658,268,275,16659,263,271,272,16661,277,16662,277,805,1051,1375,16663,277,
+	283,16665,283,16667,284,16668,242,243,277,278,282,285,287,292,16669,266,277,805,1404,16670,283,16671,263,266,277,1083,16672,240,
+	266,283,286,16673,239,16674,289,16675,289,291,16676,265,266,277,805,1375,16677,263,276,1052,16678,248,265,266,283,1048,1056,
+	16679,1384,16680,619,1210,1270,16681,256,258,263,279,16682,1217,1218,16683,1522,16684,1098,1249,1289,1374,1414,1435,1964,16685,
+	801,1098,1099,1211,1252,1328,16686,171,172,177,806,16687,1579,1620,1628,1634,16688,318,319,322,844,1052,1055,1062,1232,1233,
+	1237,1305,1426,16689,1232,1305,16690,18,328,1055,1426,16691,1054,1061,1232,1233,1305,16692,1057,16693,310,316,327,1232,1305,
+	1408,1426,16694,318,832,1305,1426,16695,1232,1305,16696,313,314,315,316,1225,1305,16697,1233,1305,16698,316,16701,312,316,325,
+	1232,1233,1235,1305,1325,1426,16702,18,316,317,1050,1054,1231,1232,1233,1237,1305,1426,16703,320,321,1225,1232,1233,1305,16704,
+	1233,1305,16706,1225,1232,1237,1426,16707,318,1232,1305,16708,328,1055,1231,1305,1336,1408,1426,16711,1354,1426,16712,1231,
+	16713,318,16714,316,1054,1232,1233,1305,1426,16720,337,16722,334,335,336,337,16723,332,333,334,335,336,337,338,16727,344,1068,
+	16729,1255,1256,1596,1620,1640,16730,344,348,16731,805,809,810,16732,816,16733,1692,1693,16734,1,16735,1517,1611,1617,1620,1913,
+	16736,1583,1595,1597,1611,1613,1629,33448,34760,16737,352,1550,1913,16738,1517,1586,1594,1617,1622,1629,1639,1652,1917,16739,
+	1586,1629,1917,16740,352,1586,1620,1913,16741,1573,1622,16742,352,1548,1913,16743,352,679,1518,1586,1595,1597,1611,1614,1639,
+	1646,1913,16744,364,16745,370,377,16746,373,16747,375,16751,377,16752,370,374,375,377,16753,375,16754,367,375,16755,375,16756,
+	377,16758,367,370,375,16765,375,16766,1617,16767,193,1677,16768,1066,1086,1384,16769,1248,16770,1063,1096,1385,16772,1248,16773,
+	1248,1253,16774,1996,16775,1439,16776,393,16777,142,143,393,413,1251,1975,1979,16778,392,412,681,1251,16779,146,392,16780,140,
+	168,233,16781,399,406,408,1251,16782,168,16783,233,408,16785,392,409,687,16786,392,409,16788,149,169,388,392,394,396,397,399,
+	406,408,409,683,690,1251,1715,1998,16789,140,169,388,404,407,1251,1718,16790,690,16791,140,151,169,231,232,392,394,399,400,403,
+	406,408,681,683,687,1222,1250,1414,1419,1422,16792,396,409,410,16793,169,396,398,410,16794,140,148,411,667,670,674,675,16795,
+	140,150,231,232,233,396,16796,396,408,16797,152,393,405,1251,16798,1082,1254,1292,16799,1085,1098,1363,16800,828,16801,418,838,
+	1085,1423,16802,1082,16803,1042,1081,1083,1099,16804,843,1081,16805,843,1081,16806,1030,1082,16807,1375,1414,1424,16808,1055,
+	1058,1087,1293,1294,1295,16809,418,1055,1058,1087,1293,16810,1375,1410,1424,16811,1232,1235,16813,1542,1586,1646,1918,16814,
+	1375,16817,1226,16818,1226,1298,16820,1226,1298,16821,1225,1226,16822,819,1226,1231,1387,1391,1392,33575,33577,33578,33579,
+	33580,33581,33582,33583,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,
+	34121,34138,34139,34143,34146,34147,34148,34156,34157,34158,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,
+	34185,34219,34236,34237,16823,819,1226,1231,33575,33577,33578,33579,33580,33581,33582,33583,33588,33589,33591,33592,33594,33595,
+	33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,
+	34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16824,812,819,1226,
+	1231,16825,804,1226,1231,16826,1226,1231,1298,16827,448,1233,16829,448,16831,448,16833,1226,16834,1226,16835,1233,16840,1226,
+	1308,1312,16844,1226,1298,1313,16845,1313,16846,1313,16847,1313,16848,1313,16849,1299,16850,1237,1240,1310,1408,16851,1237,1310,
+	16852,1226,1298,16853,1237,16854,1237,16857,1233,16859,1233,16861,1235,16862,1235,16864,1233,16865,1235,16866,1235,16867,1233,
+	16870,1233,16871,1235,33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,
+	33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,
+	34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,16872,1235,33575,33577,33578,
+	33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,
+	34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,
+	34179,34180,34181,34183,34184,34185,34219,34236,34237,16873,1235,1458,16875,676,1233,16876,823,824,826,827,829,830,1233,16879,
+	831,1233,16880,677,16883,1457,16886,1235,1457,16887,1235,1457,16888,1241,16889,1235,1457,16890,1231,16891,1231,1375,16892,1370,
+	16893,1237,16894,1305,16895,1235,1403,16897,1231,1378,1379,16898,1231,1380,16899,678,1232,1305,16900,1320,16901,1226,16905,677,
+	1232,16906,676,1233,16907,677,1232,16908,1232,1233,16914,677,16915,677,16916,676,16929,1232,16932,1938,16933,1938,16934,1233,
+	16935,1232,16936,1233,16939,1232,16941,1232,16945,1227,1235,16946,1235,16948,1235,1305,16950,1235,16955,1232,16956,676,677,1232,
+	1233,1305,16958,678,16959,1457,16960,427,577,16961,1948,16962,579,580,581,582,583,585,587,588,1279,1507,1508,16964,385,584,1213,
+	16966,140,153,388,590,16970,1364,1414,16972,805,1402,16974,140,625,626,628,2002,16976,1279,16977,1280,16978,1279,16979,8,16980,
+	3,595,1231,1235,1240,1408,16981,596,16982,1080,1099,1470,16983,607,16984,598,1282,1422,16985,601,16986,601,16987,601,16988,601,
+	602,16989,601,16992,138,600,604,610,611,1377,1420,1748,16993,1748,16994,610,33615,33975,33976,33977,34130,34140,34175,34200,
+	34208,16995,1372,16996,601,16997,601,16998,601,606,16999,601,1282,17000,601,612,1368,17001,601,606,17002,1586,1639,1642,1652,
+	17004,1948,17005,1087,1586,1599,1639,1644,17007,669,671,17009,623,627,1248,17010,1248,1278,17011,671,17012,627,1248,17013,353,
+	358,17014,352,1550,1586,1626,1629,1639,1652,1913,17019,1573,1615,1618,1620,1625,1652,17020,1639,1646,17027,1544,1617,17028,643,
+	648,1085,1086,1363,17029,1085,1613,33412,17030,1608,17031,646,1260,1384,1531,17032,649,650,651,652,1081,1256,1539,1544,17033,
+	818,1222,1375,17034,818,1222,1375,17035,818,1222,1375,17037,1082,1400,1544,17038,647,657,17039,1608,1634,17040,1085,17041,658,
+	1085,17042,1083,17044,1256,17045,1450,17046,661,1080,17047,1375,1408,1611,17050,1076,17051,669,672,17052,669,673,17054,669,
+	17055,674,675,17056,388,17058,669,672,673,17059,667,17061,1468,17062,1232,1233,1235,17064,1635,34291,17065,389,1251,17066,684,
+	685,689,805,1248,1330,17067,389,687,1248,1253,17068,1091,17069,684,1248,17070,684,805,1248,1279,1329,1404,1662,17071,1251,17072,
+	682,684,685,686,689,691,805,1248,1330,17073,684,805,17074,389,1251,17075,684,685,805,1248,1330,17076,1087,1545,1579,1586,1634,
+	17077,802,1211,1375,1424,17079,1486,17080,1487,17081,1488,17082,1491,17083,1491,17085,1490,17086,1284,1489,17087,1486,17088,
+	1487,17089,1488,17090,1212,17091,1495,17092,1463,17093,1459,1476,17094,1459,1476,17095,1462,17099,1460,17100,1461,17103,1494,
+	17104,1494,17105,1494,17106,1493,1494,17109,1492,17110,1492,17111,1492,17112,1492,17113,1494,17114,1494,17115,1494,17116,1493,
+	1494,17118,1496,17121,1496,17122,1490,17123,1463,17124,1463,17125,746,1495,17126,746,17127,746,1460,17129,746,17138,1412,1497,
+	17139,1463,17140,1486,17141,1467,1487,17142,1488,17144,1486,17145,1487,17146,1488,17148,1488,17149,1475,17150,766,1475,17151,
+	1475,17153,1486,17154,1487,17155,1488,17156,1223,1406,17157,1498,17158,1499,17159,1500,17160,1501,17161,1223,1414,17162,1502,
+	17163,779,1419,17164,1503,17165,1417,1504,17166,1505,17167,1206,17169,1506,17172,1215,17173,1215,17174,1363,17175,639,640,1692,
+	1693,17176,2,17177,794,795,796,17178,2,16,1912,17179,15,1977,1978,17180,350,794,795,17182,134,1275,1277,33992,17183,62,66,68,75,
+	82,85,96,102,103,110,111,112,122,123,124,1229,1276,1277,1425,1426,1432,1760,17185,157,158,159,802,816,1364,17186,155,156,160,
+	161,165,166,816,1279,17187,1449,33070,17188,818,1375,17189,181,1091,17190,181,1091,17191,808,17192,805,17193,805,17194,805,
+	17195,805,17196,805,1091,17197,805,17198,805,17199,805,1388,1409,17201,1280,17202,806,17203,1375,17204,805,17205,1213,17206,841,
+	1082,1403,17209,1055,1058,1087,1293,17212,194,195,196,825,17213,830,17216,1054,17217,199,200,1222,1422,1454,17218,185,1098,
+	17219,186,17221,184,189,190,1423,17222,0,17223,843,1085,17224,206,840,17225,207,840,841,17226,204,209,210,843,844,17227,205,208,
+	211,837,841,1050,1054,17228,1057,17229,1085,17230,841,850,1279,17232,214,845,846,17233,841,1050,1061,1085,17234,1054,1279,17235,
+	1280,17236,851,1279,17237,839,843,1085,17238,1422,17239,822,1222,1375,1392,17240,1261,1347,17241,1222,1254,1350,17242,182,17243,
+	182,17244,182,1222,1375,17245,182,1081,1257,17246,182,1222,1351,17247,182,1222,1254,1353,17248,182,17249,182,1222,1257,1375,
+	17250,182,809,810,1081,1083,1222,1292,1388,1573,17251,182,809,843,1083,1257,17252,182,1222,1386,17253,182,1279,1662,17254,182,
+	805,1257,1279,1662,17255,182,17256,182,843,1213,1257,1261,17257,182,1257,17258,806,1257,1262,1348,1349,1375,1410,1441,17259,
+	1259,1264,1583,17260,1082,1607,17262,1621,17263,1081,1620,17264,876,1268,1932,33950,17265,1548,1611,1639,1646,17266,1254,1585,
+	17267,1587,1588,1589,1615,1617,1620,1625,1995,33403,17268,622,1067,1081,1558,1579,1593,1599,1614,1644,1935,1936,1937,1993,17269,
+	622,1081,1256,1591,1593,1620,1622,1657,17270,1254,1592,17272,345,17273,1085,1262,1633,17274,622,1536,1540,1557,1622,1627,1635,
+	1639,1652,1676,33403,17275,622,1081,1254,1256,1593,1620,1636,17276,1263,1637,17277,345,1254,17278,622,1264,1568,1646,17279,1081,
+	1255,1256,1616,17280,1081,1213,1255,1256,17281,1265,1550,1573,1582,17282,1264,1571,1576,1582,1600,1622,1639,17283,1043,1260,
+	17284,419,1052,17285,417,17286,417,1255,17287,419,843,1081,1222,1254,1279,17288,1042,1099,1222,1260,17289,1032,17290,422,846,
+	1222,17291,422,843,1085,17292,420,421,17293,420,17294,420,421,17295,418,854,1081,1254,17296,419,840,1057,1254,17297,1031,1260,
+	17298,416,17299,418,833,933,1055,1058,1087,1293,17300,416,17301,416,17302,416,17303,424,848,849,1082,1222,17304,425,17305,416,
+	17306,416,17307,416,17308,416,17309,416,17310,424,849,853,1082,1085,17311,425,17312,416,17313,416,17314,418,1055,1058,1059,1060,
+	1222,1293,1384,17315,416,17316,419,1081,1085,1222,1262,1279,1423,17317,419,420,842,852,1052,1062,1081,1222,1282,1409,1422,17318,
+	419,1050,1057,1260,17319,419,420,1057,1062,17320,420,843,1222,1254,1375,17321,420,1222,1375,1424,1579,17322,419,1222,1279,17324,
+	1065,1081,1264,17325,947,17326,656,1544,17327,654,17328,645,647,17329,643,658,17330,658,1614,1617,17331,643,657,1085,17332,657,
+	1544,17333,645,657,17334,648,657,17335,657,1082,1259,1544,17336,657,1259,1264,1544,17337,653,657,17338,646,1260,1265,1544,17339,
+	654,17340,646,1260,1265,1544,17341,648,656,17342,646,1544,17343,1254,1617,17344,653,656,17345,1255,1265,1422,1545,1609,1622,
+	1628,17346,1256,1527,1930,17347,1930,17348,1930,17349,664,665,666,1087,1260,17350,1256,1260,1524,1617,17351,1255,1265,1422,1525,
+	1607,33431,17352,1422,1526,17353,1259,17354,430,17355,215,1256,17356,215,1068,1069,1264,1375,1424,1579,1612,1634,1929,17357,215,
+	1256,17358,215,1072,1256,1375,17359,1256,33575,33577,33578,33579,33580,33581,33582,33583,33587,33588,33589,33591,33592,33594,
+	33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,34139,34143,34146,34147,34148,34155,34156,
+	34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,34184,34185,34219,34236,34237,17360,1256,
+	17361,660,1375,1579,1634,1929,17362,660,1256,17363,660,1240,1256,1662,17364,660,1375,17365,660,1256,1423,1579,17366,1255,1260,
+	1265,1515,1549,1605,1639,34543,17367,1265,1515,1551,1639,17368,982,17369,1258,1333,1456,17370,1258,1772,17371,1081,1579,1592,
+	1608,1612,1622,1625,1627,1637,1639,1642,1652,17373,806,1222,1375,1537,1558,1579,1652,1926,1928,17374,1537,1559,1619,17375,1558,
+	17376,1264,1575,17377,1536,1620,17378,1536,1544,17379,1536,1544,17380,1259,1265,1620,17381,618,621,1540,1618,1619,1639,1652,
+	17382,1085,1620,17383,429,1511,1516,1536,17384,429,1511,1516,1536,1614,1617,1646,17385,429,1516,1536,1550,17386,1509,1536,1542,
+	1548,1586,1614,1652,1691,17387,1511,1536,1597,1618,1620,17388,357,1536,1561,1586,1622,1639,1652,1695,1927,17389,1536,1542,1573,
+	1576,1586,1600,1612,1617,1620,1622,1626,1634,1639,1642,1646,1652,17390,1536,1558,1597,1618,1918,17391,1540,1579,1592,1622,1634,
+	1637,17392,1514,1541,17393,1085,1400,1410,1573,1594,1646,17394,1254,1296,17395,1254,1262,1627,17396,1081,1256,17397,1065,1081,
+	1085,1213,1256,1262,17398,803,1085,1222,1255,1375,34772,17399,1967,17400,1222,1375,1386,17401,1260,1268,33786,17402,1677,1749,
+	17403,13,1081,1528,1532,1536,1557,1560,1562,1615,1652,1677,17404,1967,17405,804,810,812,1222,1256,1260,1265,1375,17406,1262,
+	1405,17407,815,1087,1222,1256,1262,1264,1265,1375,1409,1412,17408,1085,1256,1262,1409,1412,1423,17409,1262,17410,1256,1579,
+	17411,139,1255,1262,1412,1639,17412,1085,1256,1262,1264,1409,1412,1574,17413,226,17414,221,223,224,1051,1087,1279,1424,17415,
+	225,226,17416,228,17417,1040,17420,1037,1446,33496,17421,835,1466,17423,1445,17424,1445,17425,746,1039,1079,17426,241,1449,
+	33065,17428,18,1305,1426,17429,18,318,1057,17430,318,1426,17431,1232,1305,17433,836,17434,1050,17437,331,1048,1280,1375,17438,
+	1092,1278,17439,1409,1410,17440,1092,1278,17442,337,339,1375,17443,807,1375,1388,17444,1375,17447,343,1070,1384,17448,343,347,
+	805,809,1065,1066,1393,1395,17450,344,1071,17451,343,1066,1070,1364,1414,1423,17453,1068,1384,17455,348,1072,17457,1072,17458,
+	183,191,1434,1436,33496,17459,33496,34210,17461,191,340,1068,1436,17462,340,1334,17463,340,1438,17464,1076,33496,34210,34215,
+	34232,34239,34240,34242,17465,384,17466,1083,17467,384,1384,17468,384,1385,17469,1086,17470,1063,1096,17471,1086,1385,17472,386,
+	17474,1070,1099,1384,1385,17475,1098,1099,1480,17476,386,17477,386,1071,17478,386,1093,17479,33159,17480,428,1098,1099,1363,
+	1443,17481,1063,1096,17482,1375,17483,387,17484,1096,1099,17485,390,1098,34249,34251,34252,17486,1160,1170,17487,1160,1171,
+	17488,1160,1163,1171,17489,1160,17490,1160,1163,1171,17491,1160,1171,17492,1160,1163,1171,17493,1160,1171,17494,1160,1171,17495,
+	1160,1171,17496,1160,1171,17497,1160,1171,17498,1160,1363,1473,1475,17499,1160,1183,1363,1473,1475,17500,1160,1466,17501,1160,
+	1168,17502,1160,1166,17503,1160,1167,17504,1160,1168,17505,1160,1174,17506,1160,1174,17507,1160,1174,17508,1160,1174,17509,1160,
+	1174,1448,17510,1160,1174,17511,1160,1174,17512,1160,1174,17513,1160,1174,1456,17514,1160,1174,17515,1160,1166,17516,1160,1168,
+	1172,17517,1160,1174,17518,1160,1174,17519,1160,1174,17520,1160,1174,17521,1160,1166,1478,17522,1160,1174,17523,1160,1174,17524,
+	1160,1174,17525,1160,1174,17526,1160,1174,17527,1160,1174,17528,1160,1162,1168,1169,1418,17529,1160,1166,17530,1160,1444,17531,
+	1160,1168,1408,17532,1160,1168,17533,1160,1167,1174,17534,1160,1164,17535,811,819,1160,1164,1173,17536,813,819,1160,1164,1173,
+	17537,1159,1160,1164,1165,17538,814,819,1160,1164,1173,17539,1160,1168,1174,17540,1160,1161,1164,1168,1380,17541,1160,1168,
+	17542,1160,17544,1166,1446,17546,1160,17547,1160,17548,1222,17549,1375,17551,1166,17553,1166,1167,1409,17554,1475,17555,1174,
+	17556,1168,17557,1168,17559,1085,1086,1096,1254,1260,17560,179,822,843,17561,179,822,17562,179,822,17563,179,822,831,17564,822,
+	17565,415,1081,17566,415,17567,1086,1096,17568,1085,17569,414,17570,1256,1262,17571,1258,17572,1258,17573,1258,17574,1258,17575,
+	1258,17576,1258,17577,1092,1262,17578,414,17579,1254,1255,17580,1254,1262,17581,1085,1262,1263,1292,17582,1085,1260,1264,1363,
+	17583,818,1081,1256,1375,17584,1260,17585,1256,1260,1264,17586,843,1057,1081,1254,1260,1264,1403,17587,1222,1254,1292,1382,
+	17588,1342,1818,34587,34593,34594,34595,34596,34597,34598,34599,34600,34601,34602,34603,34604,34605,34606,34607,34608,34609,
+	34610,34611,34612,34613,34615,34616,34617,34618,34619,34620,34621,34622,34623,34624,34625,34626,34627,34628,34629,34631,34632,
+	34633,34635,34636,34637,34638,34639,34640,34641,34642,34643,34644,34645,34646,34649,34650,34651,34652,34653,34654,34658,34659,
+	34661,34662,34663,34664,34665,34666,34668,34669,34670,34671,34673,34674,34675,34676,34677,17589,20,1231,1232,1305,1426,17590,
+	1209,1216,1994,17593,1994,17594,1279,17595,592,594,17596,593,594,1223,17597,601,17598,606,17599,601,17600,1213,17601,598,17602,
+	600,17603,610,611,17604,608,17605,1282,17606,608,17607,1222,17608,1222,17609,1305,33575,33577,33578,33579,33580,33581,33582,
+	33583,33587,33588,33589,33591,33592,33594,33595,33597,33598,33619,33622,33983,33992,34047,34101,34115,34118,34119,34121,34138,
+	34139,34143,34146,34147,34148,34155,34156,34157,34158,34159,34160,34161,34162,34164,34171,34173,34174,34179,34180,34181,34183,
+	34184,34185,34219,34236,34237,17610,1229,17611,1305,17612,1280,17613,1280,17614,1228,17615,1228,17616,1228,17617,1230,17618,
+	1228,17619,1230,17620,1232,1235,1713,17621,1228,17622,1228,17623,1228,17624,1279,17627,1370,17628,1305,1426,17629,1305,1426,
+	17630,1305,1426,17632,805,1090,1253,17633,1375,17634,688,17635,688,17636,684,685,1098,1099,17637,1384,17638,1081,17639,1082,
+	17640,1082,1403,17641,1081,1082,17642,1082,1403,17643,1084,1260,1265,17644,1082,1381,17645,1082,17646,1082,17647,1081,17648,
+	1256,17649,1260,17650,1268,1375,1424,17651,1545,1613,1634,17652,1613,17653,692,693,1210,1375,1422,1424,17654,1092,1280,17655,
+	1687,17656,1687,17657,1089,1686,17658,1271,1426,1685,17659,1687,1688,1689,17660,1685,1687,17662,1280,17663,1091,17664,1091,
+	17665,1093,1292,1457,1694,1966,33808,17666,1410,17667,1094,1292,17668,805,809,1092,1093,1222,1292,1375,1388,33496,33801,17669,
+	1088,1292,1296,1370,1694,33802,33803,17670,1282,1296,33496,33802,33803,17671,1292,1694,33802,33803,17672,1092,1403,17673,1375,
+	17674,1083,1258,1260,17675,1093,1292,1694,33808,17676,1410,17678,1092,1093,1282,1292,1408,1694,33808,17679,1092,1093,1282,1292,
+	1408,1417,1694,33807,17682,1229,17683,1226,17684,341,342,17685,3,1226,17686,7,1226,17687,9,1226,17688,10,1226,17689,1226,1232,
+	1298,1426,33199,33200,33201,33202,33203,33204,33205,33206,33207,33208,33209,33210,33211,33212,33213,33214,33215,33216,33217,
+	33218,33219,33220,33221,33222,33223,33224,33225,33226,33227,33228,33229,33230,33231,33232,33233,33234,33235,33236,33237,33238,
+	33239,33240,33241,33242,33243,33244,33245,33246,33247,33248,33249,33250,33251,33252,33253,33254,33255,33256,33257,33258,33259,
+	33260,33261,33262,33263,33264,33265,33266,33267,33268,33269,33270,33271,33272,33273,33274,33275,33276,33277,33278,33279,33280,
+	33281,33282,33283,33284,33285,33286,33287,33288,33289,33290,33291,33292,33293,33294,33295,33296,33297,33298,33299,33300,33301,
+	33302,33303,33304,33305,33306,33307,33308,33309,33310,33311,33312,33313,33314,33315,33316,33317,33318,33319,33320,33321,33322,
+	33323,33324,33325,33326,33327,33328,33329,33330,33331,33332,33333,33334,33335,33336,33337,33338,33339,33340,33341,33342,34069,
+	34070,34071,34072,34074,34075,34076,34077,34079,34082,34084,17690,8,595,1226,17691,596,597,1226,17692,7,1234,1299,17693,596,
+	1226,17694,3,17695,8,595,1298,17697,8,595,17698,9,1226,17700,10,1226,1778,17701,1099,1449,1521,33067,17702,234,1305,1457,1712,
+	17703,1305,1701,17704,1698,1699,17705,1700,17706,1305,17707,234,1232,1244,1305,17708,1235,1305,1426,1701,17709,1305,1426,1701,
+	17710,234,1227,1232,1305,17711,1942,1943,1945,1946,17712,140,389,578,586,589,1251,1364,1375,1721,17713,1422,17714,1222,1375,
+	1424,17715,1332,17718,1080,17719,1426,1779,17720,1231,1236,17721,1232,1234,1237,1242,1305,1315,1335,1336,1339,1410,1426,1711,
+	1794,1807,33807,33808,17722,620,1204,1225,1231,1232,1236,1241,1243,1244,1246,1305,1318,1323,1326,1335,1336,1337,1341,1342,1344,
+	1345,1354,1357,1426,1427,1781,1782,1783,1784,1789,1790,1792,1795,1796,1797,1798,1799,1800,1801,1803,1804,1805,1806,1809,1811,
+	1813,1814,1815,1817,1947,17723,1227,1231,1232,1234,1237,1305,1337,1410,1426,17724,1225,1232,1305,1346,1808,17725,1296,1305,
+	17726,218,1231,1237,1305,1344,1354,1357,1426,1781,1947,33496,33801,33807,33808,17727,1226,1344,1354,1359,1426,1788,1797,1812,
+	17728,192,1354,17729,1426,1779,17730,1305,17731,1085,1921,17732,1085,1408,1412,1417,1421,17733,1085,1410,1412,1417,1421,17734,
+	1375,1922,17735,1921,17736,1923,17737,1922,17738,1226,1355,1962,17739,1278,1426,17740,1280,17741,1958,1959,17742,1951,1952,
+	17743,1226,1238,1305,1354,1949,1950,1953,1956,17744,1363,1951,1955,1957,17745,1958,1959,17746,1206,17747,1097,1098,1099,1914,
+	17748,1363,17749,1279,1964,17750,229,791,797,1075,1331,1449,33068,33561,17751,1914,17752,1914,17753,1280,1332,1377,17758,1332,
+	1377,17759,632,633,1092,1369,1376,17760,632,1372,1375,17761,632,633,1280,17762,1375,17763,1375,1398,17764,1375,1397,17765,1380,
+	17766,1297,1375,1381,1398,1399,17768,1385,17769,805,809,1364,1375,1383,1388,1392,1395,17770,809,1081,1087,1256,1258,1260,1292,
+	1297,1375,1382,1383,1387,1388,1389,1390,1392,1395,1573,1968,1969,17771,805,17772,1397,17773,1392,1393,17774,1392,17775,1968,
+	17776,805,17777,805,1398,17778,1388,17779,805,1399,17780,1969,17781,805,1398,1401,1703,1704,1705,1706,1707,17784,1388,17787,
+	1404,17788,1970,1971,1973,1974,17790,1709,17792,634,1296,1409,1410,17795,634,1296,17796,1976,17797,1412,17798,1709,17799,1709,
+	17800,1414,17801,634,1422,1911,17802,1411,17803,1421,17804,1911,17805,1092,1280,1422,1423,17806,634,1092,1296,1417,1423,1424,
+	17807,1417,17808,1417,17809,1280,17810,1099,17811,1099,17812,1222,1363,1449,1507,1508,1983,1986,34750,17813,1985,17814,1273,
+	1375,1507,1508,1985,17815,1985,17817,1273,17818,1436,17820,1449,34757,17822,1436,17825,1280,17828,1490,17830,1363,1444,17833,
+	1465,17836,1428,17837,1100,17839,834,17841,1456,17842,1448,1456,1478,1479,17844,1363,17846,1074,17847,1434,17848,1077,17850,
+	1363,17855,1039,1078,17857,1475,17859,1477,17860,1485,17861,1036,17865,1466,17867,1476,17868,1099,17869,1481,17872,1039,1281,
+	17873,1444,17874,1283,17876,1285,1489,17877,1286,17878,1287,17879,1288,17880,1290,17881,1291,1489,17883,1409,17885,1294,17887,
+	1423,17889,1295,17891,1470,17892,1363,1375,1409,1410,17894,1620,17895,1509,1510,1512,1513,1548,1612,1613,1617,1639,1691,17896,
+	1566,1594,1608,1614,1622,1638,1639,1651,1652,17897,1620,17899,1213,17900,1542,1646,17901,679,1576,1586,1611,1617,1622,1629,1646,
+	1652,1913,17902,636,1548,1576,1597,1610,1617,1629,1639,1646,1751,17903,1226,1426,17905,1242,17906,1226,1280,1305,1355,1356,1426,
+	1519,1520,17907,1571,1582,1614,1635,1646,17908,1064,17909,1430,1526,1745,17910,1080,1430,1746,17911,1080,1085,1429,1430,1933,
+	1934,17912,14,382,1617,17913,1528,17914,14,382,1597,1639,1646,17915,384,17917,637,1443,1546,17918,637,1081,17919,637,1082,1403,
+	17920,637,1082,1222,1381,17921,637,1082,1403,17922,1082,1084,1646,17923,1087,1574,17924,1082,1652,17925,1083,1567,17926,1086,
+	1385,17927,1544,1617,17928,1614,17929,1579,1617,1622,1625,1629,1638,1639,1652,17930,1375,1410,1592,17931,1528,1529,1532,1562,
+	1646,17932,1549,17933,1605,34544,17934,1551,17935,1605,1614,34542,17936,1548,17937,1375,1414,1424,17938,1366,1606,34482,17939,
+	694,1561,1565,1597,1639,17940,1545,1573,1613,1620,1634,1639,34427,34428,34429,34430,34431,34432,34435,34436,34437,34438,34440,
+	17941,637,1082,1403,17942,637,1082,1222,1381,17943,637,1082,1403,17944,14,382,17945,1087,1545,1586,1622,1629,1634,1639,1652,
+	17946,382,1576,17947,1595,1610,1626,1628,1639,1644,1652,17948,1555,17949,1539,1613,1622,1634,1639,17950,1586,1637,17951,637,
+	1375,1410,17952,1576,1590,1593,1614,1617,17953,1083,17954,1595,1615,1626,1628,17955,1063,1065,17957,17,1443,17958,1363,17959,
+	229,1080,1206,1221,1449,1526,33066,17960,1284,1364,1443,17961,235,637,17962,1449,33064,17963,1222,1364,1416,17964,803,17965,637,
+	1286,1443,17966,1096,17967,1220,1222,17969,637,1364,17970,637,1294,1364,1375,1443,17974,1067,17975,346,348,1364,17976,637,1364,
+	17977,1065,17978,637,1294,1443,17980,637,1073,1364,17981,638,17982,637,17983,637,1403,17984,637,17985,637,17987,637,1285,1443,
+	17988,1605,17989,1222,1247,1449,33069,17990,229,791,797,1075,1331,1449,33068,33561,17991,1222,1364,1365,17992,619,1092,1222,
+	1364,1441,17993,637,1092,1364,1418,17994,637,1381,1412,17995,17,638,1470,17996,1364,17997,619,1210,1222,1364,17998,1222,1385,
+	17999,1364,18000,1270,1364,18001,1222,1364,1375,18002,1364,18003,1364,18004,1222,1364,1375,18005,1364,18006,637,1364,18007,1222,
+	1385,18008,637,1296,18009,637,1408,18010,637,1364,1409,18011,637,1422,18012,637,1423,18013,638,18014,235,18015,17,1098,1364,
+	1473,18017,637,1213,18018,637,1295,1375,1443,18019,1080,18020,346,18021,637,1085,1213,1430,18022,637,1295,1443,18023,1363,18024,
+	637,1073,1213,18026,637,18027,637,18028,637,1403,18029,637,1403,18030,637,1222,1381,18031,637,1403,18032,637,1403,18033,637,
+	1297,18034,637,18035,637,18036,637,18038,637,18039,637,1213,18041,1363,18042,1092,1099,33496,33806,18043,1269,1375,1424,1617,
+	1708,33643,33644,33645,33646,33647,33648,33665,33666,33707,33708,33750,33751,33752,33755,33777,33778,33779,33780,33781,33796,
+	33943,33949,33952,33953,33954,33961,33962,33963,33964,33965,33970,33971,18044,1269,33623,33944,33945,33946,33947,33948,18045,
+	1269,33649,33650,33651,33652,33653,33654,33655,33656,33657,33658,33659,33660,33661,33662,33663,33664,18046,423,426,1029,1053,
+	1269,1414,1424,1617,33667,33668,33669,33670,33671,33672,33673,33674,33675,33676,33677,33678,33679,33680,33681,33682,33683,33684,
+	33685,33686,33687,33688,33689,33690,33691,33692,33693,33694,33695,33696,33697,33698,33699,33700,33701,33702,33703,33704,33705,
+	33706,18047,655,1269,1634,33709,33710,33711,33712,33713,33714,33715,33716,33717,33718,33719,33720,33721,33722,33723,33724,33725,
+	33726,33727,33728,18048,662,1267,1269,1615,1617,33729,33730,33731,33732,33733,33737,33738,34433,34434,18049,1269,33734,33735,
+	33736,18050,1269,33739,33740,33741,33742,33743,33744,33745,33746,33747,33748,33749,18051,1269,1608,33753,33754,33955,33956,
+	33957,33958,33959,33960,18052,1269,33756,33757,33758,33759,33760,33761,33762,33763,33764,33765,33766,18053,1268,1545,1553,1564,
+	1577,1579,1586,1617,1622,1628,1634,1639,1642,1931,33767,33768,33769,33770,33771,33772,33773,33774,33775,33776,18054,1267,1269,
+	1414,1424,33782,33783,33784,33785,33787,33788,33789,33966,33967,33968,33969,34439,18055,1269,1586,1634,33624,33625,33626,33627,
+	33628,33629,33630,33631,33632,33633,33634,33635,33636,33637,33638,33639,33640,33641,33642,18056,1267,1269,33791,33792,33793,
+	33795,34441,34442,18057,1266,33790,18058,1266,33794,18059,679,1554,1575,1578,1913,34506,18061,219,383,1085,1677,1678,1680,1681,
+	1682,1690,1939,1965,18062,217,18064,1085,18065,1679,18066,1677,1939,18067,1332,1426,1684,1686,34220,18068,1426,18069,1095,1683,
+	18071,1688,1689,18072,1098,18074,1677,1939,18075,1547,1614,1629,18076,1693,18077,1332,18078,33496,18079,1617,1620,1622,1634,
+	18082,1696,1698,1702,18083,1226,1232,1233,1305,1697,18084,1712,18085,1305,1696,1697,1701,18086,1696,1702,18090,1401,18092,1375,
+	1414,1424,18093,1092,1279,1280,18098,1646,18099,140,388,401,407,409,683,1251,18100,136,137,151,385,388,401,404,681,687,1716,
+	18101,589,590,1721,18102,140,231,578,586,589,683,1251,1721,1731,18103,148,626,18104,404,1716,18105,687,1728,1734,1975,18106,388,
+	589,590,683,690,1251,1723,1724,18107,136,140,167,169,401,589,590,672,681,687,690,1717,1739,1997,2001,18108,140,169,402,589,590,
+	672,681,687,1717,1997,2001,18109,151,397,690,1251,1718,1998,18110,140,148,624,626,690,18111,148,667,675,683,1251,1717,1735,
+	18113,624,626,628,681,690,1248,1251,1728,1729,1975,18114,136,169,398,401,410,687,690,1718,1997,2001,18115,169,388,681,687,690,
+	1251,1330,1997,2001,18116,140,148,395,589,590,671,672,675,683,1251,1719,1721,18117,140,401,408,409,1251,1728,18118,683,1250,
+	1251,1717,1719,1720,1722,1725,1726,1727,1729,1730,1732,1733,1736,18119,395,681,1251,1717,18120,140,148,395,589,590,671,672,675,
+	681,683,1251,1717,18121,180,1332,18122,230,303,353,359,629,630,1556,1583,1612,1634,1741,1742,1743,1916,18123,1375,1410,18125,
+	1573,1586,1595,1629,1639,1642,1646,18128,1747,18129,34512,18131,1080,18132,613,614,615,616,617,18133,1539,1750,18134,1085,1615,
+	1617,18135,1614,1620,2003,18136,1617,18137,1226,18138,1755,18139,1759,1765,18140,1768,1769,18141,372,1767,1768,18142,372,1756,
+	18143,1767,18144,85,1765,18145,85,1767,18146,367,368,372,1755,1766,18147,1759,18149,367,368,370,374,18150,372,1753,18151,369,
+	1765,1771,18152,381,18153,1763,18155,1426,18156,1332,18159,1085,1539,1573,1646,18162,1233,1777,18163,1339,1426,1780,1947,18164,
+	1231,1232,1237,1305,18165,1237,1305,1801,1947,18166,1361,18167,1226,1354,18168,1288,1305,1321,1354,1785,1786,1787,1788,1947,
+	18169,1232,1235,1305,18171,1786,18172,427,576,577,1305,1321,1785,1786,18173,216,1344,1791,18174,216,1791,18175,1426,18176,1426,
+	18177,1305,18178,1232,1235,1237,1238,1305,1322,1408,1426,1793,18179,1232,1305,1426,1947,18180,1947,18181,1340,1344,1354,1947,
+	1948,18183,641,1344,1426,18184,1344,1426,18185,1335,1339,1426,1807,33801,33808,18186,1335,1807,33802,33803,18187,1305,1339,1341,
+	1802,18188,1339,1354,1802,18189,1305,1339,1341,1802,18190,1335,1339,1426,1807,33808,18191,1230,1237,33496,33801,18193,1305,1354,
+	1810,18194,1068,18195,1305,1354,18197,1305,18198,1232,1337,1947,18199,620,1231,1232,1305,1336,1816,1947,18201,1205,1232,1305,
+	1346,1426,1427,1793,1920,1947,18204,308,318,1232,1305,18205,308,318,1232,1305,1324,18206,318,1305,18207,308,318,822,1225,1232,
+	1233,1305,1324,18208,308,318,1232,1305,18209,1305,1324,1820,18210,1305,1324,1821,18211,1324,1822,18212,1305,1823,1846,18213,
+	1305,1324,1824,18214,1225,1305,1346,1352,1904,18215,1225,1305,1904,18216,1305,1887,18217,1305,1887,18218,1305,1887,1888,18219,
+	1225,1305,1346,1352,1887,1889,1904,18220,1225,1887,1889,1904,18221,1305,1887,1888,18222,1225,1305,1882,1887,1889,18223,1046,
+	1225,1305,1887,1888,1889,18224,1862,1887,1889,18225,1047,1305,1887,18226,1047,1225,1305,1887,1888,1889,18227,1232,1233,1305,
+	1887,18228,1046,1225,1232,1305,1887,1888,1889,18229,1305,1887,1888,18230,1237,1305,18231,18,305,306,307,316,1050,1054,1231,1232,
+	1233,1237,1305,1426,18232,18,304,309,311,328,1055,1426,18233,18,311,316,318,323,324,326,330,1050,1061,1231,1232,1233,1235,1305,
+	1319,18234,318,330,1051,1231,1232,1233,1235,1237,1305,1410,1426,18235,1231,1234,1305,18236,1231,1305,1426,18237,312,318,329,
+	1232,1305,18238,1225,1426,18239,318,319,329,1052,1232,18240,18,322,1426,18241,19,18242,19,304,18243,318,329,1225,1305,18244,19,
+	1232,1305,1427,18245,19,1057,1231,1305,1426,18246,21,1044,1225,1231,1232,1244,1246,1305,1325,1375,1383,1882,18247,1305,1882,
+	18248,1339,18249,1225,1232,1305,1866,1915,18250,1227,1232,1234,1305,1426,18251,1225,1232,1246,1305,1866,1915,18252,1232,1305,
+	1325,1337,1426,18253,1227,1244,1305,18254,1225,1244,18255,1244,1305,18256,1244,1305,18257,1235,1244,1305,18258,1245,1305,18259,
+	1318,18260,1225,1231,1235,1237,1244,1305,18261,1244,1305,18262,1244,1305,18263,1099,1339,1449,34648,18264,1345,18265,1225,1232,
+	1340,1411,1904,18266,1344,1427,1892,18267,1335,18268,1341,18269,1337,18270,1337,18271,1232,1305,1426,18272,1044,1232,1233,1305,
+	1426,18273,1232,1305,18274,1205,1232,1882,18275,1234,1305,1339,18276,1230,1237,1239,1344,1426,33496,33809,18277,1231,1232,1305,
+	1325,1846,18278,20,21,1225,1231,1232,1237,1246,1305,1325,1371,1373,1882,1899,18279,1846,1862,18280,1225,1246,1305,1846,18281,20,
+	21,1231,1232,1246,1305,1325,1427,1899,18282,20,1225,1232,1246,1305,1325,1846,18283,1232,1305,18284,1225,18285,1225,1232,1234,
+	1237,1246,1305,1325,1846,18286,1232,1305,1337,1412,1882,18287,1225,1325,18288,1305,18289,1045,1305,1325,1403,1882,18290,1231,
+	1305,1382,1879,1882,18291,1231,18292,1231,1232,1879,18293,1099,1449,34678,18294,1335,18295,178,236,237,238,1421,18296,2,18297,
+	679,1639,1646,1652,18298,1280,18300,351,354,355,356,358,18301,1611,1617,1618,1620,1913,18302,1530,1532,1547,1562,1614,1629,1646,
+	1752,1773,18304,1231,1305,1947,18305,1085,1087,1270,1279,1375,1414,1422,1921,1923,18306,805,1085,1087,1922,1924,18309,1628,
+	18310,1612,1634,18311,1542,1590,1593,1598,1622,1633,1639,18312,1615,1634,18313,1375,1424,18314,1082,1085,1527,18315,1547,1620,
+	1629,1634,18317,1431,1437,18318,1933,1934,18319,1612,1634,18320,1615,1634,18321,1620,1634,18322,1232,18323,1679,1681,18325,1944,
+	18326,1940,1941,18328,1944,18330,1940,18331,1226,18332,1226,18334,1305,1949,1953,18337,1230,1231,1232,1234,1237,18338,1952,1954,
+	18339,1240,1952,1955,18341,852,1052,1240,1406,1414,1422,1954,1955,1956,18345,1230,18346,1356,1960,1961,18347,1573,1603,1622,
+	1639,1642,1652,18348,1280,18349,1085,1677,18350,1403,18351,1260,1264,1371,1373,1677,1749,18352,805,18353,805,18354,1972,18355,
+	1972,18357,1972,18359,1248,18360,1409,18364,1271,1375,1430,1432,1507,1508,1737,1981,18365,1988,18366,1360,18368,1278,18369,1991,
+	18370,1436,18371,1214,18372,1343,1375,1430,1507,1508,1984,18373,799,1080,1300,1317,1327,1338,1507,1508,1980,1988,1990,18374,798,
+	1272,1375,1507,1508,1987,18376,1533,1568,1600,1629,1646,1652,18377,1622,1629,1634,1657,18380,1206,1367,18382,591,1998,1999,2000,
+	18384,385,18385,385,1248,1278,18387,1586,1639,1646,18388,809,
 };

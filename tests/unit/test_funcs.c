@@ -368,7 +368,8 @@ static void check_vmcalls(void)
  * named callers pin their one common callee; a range the constraints
  * leave to a function another range has is not named; calls that
  * contradict the graph (through an unnamed range, or between two named
- * ones) name nothing; bad edges and unknown versions. */
+ * ones) name nothing; bad edges and unknown versions; references to an
+ * address (LJCG_EDGE_ADDR) against the source's references. */
 static void check_callgraph(void)
 {
 	const char *v = "LuaJIT 2.1 (2022-03)", *names[4];
@@ -425,6 +426,22 @@ static void check_callgraph(void)
 	CHECK(ljnames__callgraph("LuaJIT 9", names, 3, LJCG_NO_RANGE, e, NULL, 1, &named) == -ENOENT);
 	CHECK(ljnames__callgraph(NULL, names, 3, LJCG_NO_RANGE, e, NULL, 1, &named) == -ENOENT);
 	CHECK(!names[1]);
+	/* luaL_newstate takes panic's address (lib_aux.c: lua_atpanic) and
+	 * panic calls lua_tolstring: as a reference the edge pins panic; as a
+	 * call it leaves no candidate (luaL_newstate calls nothing that calls
+	 * lua_tolstring) */
+	{
+		const char *w[3] = { "luaL_newstate", NULL, "lua_tolstring" };
+		uint32_t we[4] = { 0, 1, 1, 2 };
+		uint8_t kind[2] = { LJCG_EDGE_ADDR, LJCG_EDGE_CALL };
+
+		CHECK(ljnames__callgraph(v, w, 3, LJCG_NO_RANGE, we, kind, 2, &named) == 0);
+		CHECKF(named == 1 && w[1] && !strcmp(w[1], "panic"), "named %s", w[1] ? w[1] : "-");
+		w[1] = NULL;
+		kind[0] = LJCG_EDGE_CALL;
+		CHECK(ljnames__callgraph(v, w, 3, LJCG_NO_RANGE, we, kind, 2, &named) == -ENOENT);
+		CHECK(!w[1]);
+	}
 }
 
 int main(int argc, char **argv)
