@@ -126,6 +126,11 @@ enum ljw_tsrc {
 	LJW_TS_SNAP_CALL_SPLIT,	/* the same kind of call, where the snapshots before and
 				 * after it have different frames: the frames both have,
 				 * under an [unknown: call_frames] */
+	LJW_TS_SNAP_CALL_UNSEEN, /* the same kind of call, where the snapshots before
+				 * and after it have the same frames but the trace
+				 * inlines a Lua function that no snapshot shows: the
+				 * call may have been made from it, so the frames under
+				 * an [unknown: call_frames] */
 	LJW_TS_SNAP_CALL_ALIKE,	/* RIP in C code the trace called, one of several
 				 * side-effecting calls the sample cannot tell apart
 				 * (f:write(s); f:flush() in a loop) whose snapshots all

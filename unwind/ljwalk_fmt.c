@@ -202,6 +202,7 @@ const char *ljw_tsrc__name(enum ljw_tsrc s)
 		[LJW_TS_SNAP_CALL_UNSURE] = "snap_call_unsure",
 		[LJW_TS_SNAP_CALL_PRIOR] = "snap_call_prior",
 		[LJW_TS_SNAP_CALL_SPLIT] = "snap_call_split",
+		[LJW_TS_SNAP_CALL_UNSEEN] = "snap_call_unseen",
 		[LJW_TS_SNAP_CALL_ALIKE] = "snap_call_alike",
 	};
 

@@ -108,6 +108,8 @@ struct ljw_vars {
 	size_t n;
 };
 
+#define LJW_UNSEEN_SLOTS	16	/* traces whose unseen Lua functions are remembered */
+
 struct ljw {
 	/* result */
 	struct ljw_frame *frames;
@@ -141,6 +143,11 @@ struct ljw {
 	struct ljt tr;
 	struct ljt_snap *snap;
 	struct ljt_snap *snap_next;	/* the snapshot after a call (snap__split) */
+	struct ljw_unseen {		/* trace__unseen_lua's answers, by trace */
+		uint64_t T, mcode;
+		uint32_t traceno;
+		int val;		/* 0 or 1; slot empty while T is 0 */
+	} unseen[LJW_UNSEEN_SLOTS];
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
 };
@@ -264,6 +271,19 @@ int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint
  * the next walk) for the caller to append; it pushes no frame itself. */
 size_t ljw__trace_top(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
 		      uint64_t *pc, uint64_t *fn, const struct ljw_frame **inl);
+/* The Lua function in the frame at base (its GCfunc), or 0. */
+uint64_t ljw__base_fn(struct ljw *w, uint64_t base);
+/* The frames of snapshot s above the frame at base, innermost first, into
+ * w->inl[0 .. *n); the base frame's PC and (tail call) function.  0, or -1
+ * when the snapshot does not fit the stack (the caller drops the frames). */
+int ljw__inline_emit(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+		     const struct ljt_snap *s, uint64_t *pc, uint64_t *fn, size_t *n);
+/* -- Calls the running trace made (ljwalk_tcall.c) -- */
+/* The inlined frames at machine-code offset ofs (into w->inl, *n of them)
+ * and the base frame's PC and function, for w->tr bound to the trace: the
+ * trace source (enum ljw_tsrc), or -1. */
+int ljw__snap_frames(struct ljw *w, struct ljw_stack *out, uint64_t L, uint64_t base,
+		     uint64_t ofs, uint64_t *pc, uint64_t *fn, size_t *n, uint32_t *snapno);
 /* EXIT / compiler states: the trace numbers J holds (pseudo frame f). */
 void ljw__trace_pseudo(struct ljw *w, struct ljw_stack *out, struct ljw_frame *f, int exit,
 		       int32_t vmstate);
