@@ -145,7 +145,7 @@ struct ljw {
 	struct ljt_snap *snap_next;	/* the snapshot after a call (snap__split) */
 	struct ljw_unseen {		/* trace__unseen_lua's answers, by trace */
 		uint64_t T, mcode;
-		uint32_t traceno;
+		uint32_t traceno, pid;
 		int val;		/* 0 or 1; slot empty while T is 0 */
 	} unseen[LJW_UNSEEN_SLOTS];
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */

@@ -253,7 +253,8 @@ static int snap__split(struct ljw *w, uint32_t snapno)
  * snapshots agree may have been made from such a function: 1.  0 when every
  * Lua function among the constants (the trace's start function aside) is
  * the function of some snapshot's frame, or the data cannot be read.  More
- * than UNSEEN_MAX_FNS such constants: 1.  Remembered per trace.
+ * than UNSEEN_MAX_FNS such constants: 1.  Remembered per trace and process
+ * (forked workers can hold different traces at one address).
  */
 static int trace__unseen_lua(struct ljw *w)
 {
@@ -264,7 +265,8 @@ static int trace__unseen_lua(struct ljw *w)
 	uint8_t irt, gct, ffid;
 	int val = 0;
 
-	if (u->T == t->h.T && u->mcode == t->h.mcode && u->traceno == t->h.traceno)
+	if (u->T == t->h.T && u->mcode == t->h.mcode && u->traceno == t->h.traceno &&
+	    u->pid == w->s->pid)
 		return u->val;
 	for (ref = t->h.nk; ref < LJT_REF_BIAS; ref++) {
 		if (ljt__kgc(t, ref, &obj, &irt) || irt != LJT_IRT_FUNC)
@@ -306,6 +308,7 @@ out:
 	u->T = t->h.T;
 	u->mcode = t->h.mcode;
 	u->traceno = t->h.traceno;
+	u->pid = w->s->pid;
 	u->val = val;
 	return val;
 }
