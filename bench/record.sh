@@ -16,7 +16,9 @@
 #   HZ the rate (default 999).  Environment: BENCH_PARTS ("luajit nginx"),
 #   BENCH_WORK_ROUNDS (fixed_work.lua's argument, default 2000),
 #   BENCH_WORKERS, BENCH_TRACES, BENCH_SECS (default 8), LJSNAP,
-#   LJSNAP_VARIANTS_DIR (the cache of tests/variants/prepare.sh, for nginx).
+#   LJSNAP_VARIANTS_DIR (the cache of tests/variants/prepare.sh, for nginx),
+#   BENCH_BPF_TIMING=1 (ljsnap records with --bpf-timing and the summary
+#   adds where the BPF time goes; the clock reads add to the BPF figure).
 #
 # The four figures, per captured sample, each tool's median over its rounds:
 #   BPF     run time of every BPF program ljsnap loaded (`ljsnap info`
@@ -46,6 +48,7 @@ wrounds=${BENCH_WORK_ROUNDS:-2000}
 workers=${BENCH_WORKERS:-32}
 ntraces=${BENCH_TRACES:-2500}
 secs=${BENCH_SECS:-8}
+bt=; [ "${BENCH_BPF_TIMING:-0}" = 1 ] && bt=--bpf-timing
 stack=8192
 [ "$(id -u)" = 0 ] || { echo "run as root (BPF and perf events)"; exit 1; }
 for p in perf luajit; do command -v $p >/dev/null || { echo "$p not found"; exit 1; }; done
@@ -61,15 +64,19 @@ med() { sort -g -k"$2" "$1" | awk -v k="$2" '{ v[NR] = $k } END { if (!NR) { pri
 ljinfo() { "$LJSNAP" info "$1" | awk -v k="$2" '$1 == k { print $2; exit }'; }
 # perf_samples DATA: samples in a perf.data
 perf_samples() { perf report -i "$1" --stats 2>/dev/null | awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }'; }
-# lj_fig CAP OUTFILE SLOW: append "bpf_us bytes cpu_us slow samples lost" of an ljsnap capture
+# lj_fig CAP OUTFILE SLOW: append "bpf_us bytes cpu_us slow samples lost skipped loop_us
+# head_us ustack_us luajit_us g_us kernel_pct" of an ljsnap capture (the last five: --bpf-timing)
 lj_fig() {
 	"$LJSNAP" info "$1" > "$1.info"
 	awk -v size="$(stat -c %s "$1")" -v slow="$3" '
 		$1 == "samples_written" { s = $2 } $1 == "samples_lost" { l = $2 }
 		$1 == "bpf_run_ns" { b = $2 } $1 == "recorder_cpu_ns" { c = $2 }
 		$1 == "walk_skipped_lag" { k = $2 } $1 == "recorder_loop_cpu_ns" { lc = $2 }
-		END { printf "%.3f %.0f %.1f %.4f %d %d %d %.1f\n", s ? b / s / 1e3 : 0, s ? size / s : 0,
-			s ? c / s / 1e3 : 0, slow, s, l, k, s ? lc / s / 1e3 : 0 }' "$1.info" >> "$2"
+		$1 == "bpf_head_ns" { th = $2 } $1 == "bpf_ustack_ns" { tu = $2 } $1 == "bpf_luajit_ns" { tl = $2 }
+		$1 == "bpf_luajit_g_ns" { tg = $2 } $1 == "bpf_kernel_samples" { ks = $2 }
+		END { printf "%.3f %.0f %.1f %.4f %d %d %d %.1f %.3f %.3f %.3f %.3f %.1f\n", s ? b / s / 1e3 : 0, s ? size / s : 0,
+			s ? c / s / 1e3 : 0, slow, s, l, k, s ? lc / s / 1e3 : 0, s ? th / s / 1e3 : 0,
+			s ? tu / s / 1e3 : 0, s ? tl / s / 1e3 : 0, s ? tg / s / 1e3 : 0, s ? ks * 100 / s : 0 }' "$1.info" >> "$2"
 }
 # summary NAME: the side-by-side lines of a part
 summary() {
@@ -83,6 +90,8 @@ summary() {
 		"$(sort -g -k7 "$tmp/$n.lj" | tail -1 | cut -d' ' -f7)"
 	printf "  %-14s %9s %10.0f %16.1f %8.3fx %8.0f\n" "perf dwarf" "-" "$(med "$tmp/$n.perf" 2)" \
 		"$(med "$tmp/$n.perf" 3)" "$(med "$tmp/$n.perf" 4)" "$(med "$tmp/$n.perf" 5)"
+	[ -z "$bt" ] || printf "  BPF us per sample, by part (--bpf-timing, medians): head and kernel stack %.2f (%.0f%% of the samples in kernel mode), user stack %.2f, LuaJIT %.2f (of it finding g %.2f); the rest is other processes' samples and the ring-buffer output\n" \
+		"$(med "$tmp/$n.lj" 9)" "$(med "$tmp/$n.lj" 13)" "$(med "$tmp/$n.lj" 10)" "$(med "$tmp/$n.lj" 11)" "$(med "$tmp/$n.lj" 12)"
 }
 
 # -- luajit -------------------------------------------------------------------
@@ -102,7 +111,7 @@ part_luajit() {
 	run_lj "" "$tmp/warm"
 	for i in $(seq "$rounds"); do
 		run_lj "" "$tmp/n$i"; cat "$tmp/n$i.tcpu" >> "$tmp/none"; echo >> "$tmp/none"
-		run_lj "$LJSNAP record -q -F $hz --stack-bytes $stack -o $tmp/lj$i.ljsnap --" "$tmp/l$i"
+		run_lj "$LJSNAP record -q $bt -F $hz --stack-bytes $stack -o $tmp/lj$i.ljsnap --" "$tmp/l$i"
 		run_lj "perf record -q -F $hz -g --call-graph dwarf,$stack -o $tmp/p$i.data --" "$tmp/p$i"
 		printf "  round %d: target CPU s none %s, ljsnap %s, perf %s\n" "$i" "$(cat "$tmp/n$i.tcpu")" \
 			"$(cat "$tmp/l$i.tcpu")" "$(cat "$tmp/p$i.tcpu")"
@@ -154,7 +163,7 @@ part_nginx() {
 	for i in $(seq "$rounds"); do
 		run_wrk "$tmp/wn$i" "$secs" "$M"; cat "$tmp/wn$i.fig" >> "$tmp/ngx.none"
 		# ljsnap
-		"$LJSNAP" record -p "$M" -F "$hz" --stack-bytes $stack -d $(( secs + 60 )) -o "$tmp/nlj$i.ljsnap" \
+		"$LJSNAP" record $bt -p "$M" -F "$hz" --stack-bytes $stack -d $(( secs + 60 )) -o "$tmp/nlj$i.ljsnap" \
 			> "$tmp/nlj$i.out" 2> "$tmp/nlj$i.err" &
 		R=$!
 		for _ in $(seq 200); do grep -qs '^ljsnap: recording' "$tmp/nlj$i.err" && break; sleep 0.1; done

@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 cfg_filter_all = 0;	/* -a: every process */
 const volatile __u32 cfg_self_pid = 0;		/* never sample the recorder */
 const volatile __u32 cfg_ustack_bytes = LJS_USTACK_DEFAULT;
+const volatile __u32 cfg_timing = 0;		/* record --bpf-timing: time the parts */
 
 /* -- Maps ------------------------------------------------------------------ */
 
@@ -89,6 +90,15 @@ static __always_inline void err_inc(__u32 reason)
 
 	if (v)
 		*v += 1;
+}
+
+/* Add d to one counter (the --bpf-timing sums). */
+static __always_inline void err_add(__u32 reason, __u64 d)
+{
+	__u64 *v = bpf_map_lookup_elem(&errs, &reason);
+
+	if (v)
+		*v += d;
 }
 
 /* Is this process one we sample? */
@@ -422,7 +432,7 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 {
 	__u32 gc64 = c->flags & LJS_CFG_F_GC64;
 	__u64 g = 0, r14 = hdr->regs.r14, rip = hdr->regs.ip, *cached;
-	__u64 L, jit_base, extra = 0;
+	__u64 L, jit_base, extra = 0, t0 = cfg_timing ? bpf_ktime_get_ns() : 0;
 	__s32 vmstate;
 
 	if (!gc64)
@@ -458,6 +468,8 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 		return;
 	}
 	hdr->g = g;
+	if (cfg_timing)
+		err_add(LJS_ERR_T_LUAJIT_G, bpf_ktime_get_ns() - t0);
 	if (emit_window(r, LJS_SEC_G, g, c->g_win, 0) < c->g_win) {
 		err_inc(LJS_ERR_G_FAULT);
 		return;
@@ -593,7 +605,7 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 	struct ljs_sample_hdr *hdr;
 	struct ljs_proc_cfg *c;
 	struct rec r = {};
-	__u64 wake, len;
+	__u64 wake, len, t = 0;
 	__u8 *buf;
 	long kn;
 
@@ -640,14 +652,29 @@ int ljsnap_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
+	/* --bpf-timing: the head is timed from hdr->time_ns (a register
+	 * there would be spilled around bpf_get_stack and lose its bounds). */
+	if (cfg_timing) {
+		t = bpf_ktime_get_ns();
+		err_add(LJS_ERR_T_HEAD, t - hdr->time_ns);
+		if (hdr->flags & LJS_SAMPLE_F_KERNEL_MODE)
+			err_inc(LJS_ERR_T_KSAMPLES);
+	}
+
 	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID)
 		emit_ustack(&r, hdr->regs.sp);
+	if (cfg_timing) {
+		err_add(LJS_ERR_T_USTACK, bpf_ktime_get_ns() - t);
+		t = bpf_ktime_get_ns();
+	}
 
 	c = bpf_map_lookup_elem(&proc_cfg, &tgid);
 	if (c) {
 		hdr->flags |= LJS_SAMPLE_F_LUAJIT;
 		hdr->cfg_gen = c->gen;
 		emit_luajit(&r, c, hdr, tid);
+		if (cfg_timing)
+			err_add(LJS_ERR_T_LUAJIT, bpf_ktime_get_ns() - t);
 	}
 
 	/* The scratch pointer is still valid: map values do not move. */

@@ -191,7 +191,13 @@ struct ljs_proc_cfg {
 	_(TASK_EVENTS, "task_events")	/* fork/exec/exit events submitted */ \
 	_(TASK_EVENT_LOST, "task_event_lost") /* fork/exec/exit events lost */ \
 	_(G_FROM_HINT, "g_from_hint")	/* g taken from the process's g_hint */ \
-	_(TARGET_FULL, "target_full")	/* a forked child did not fit the target map */
+	_(TARGET_FULL, "target_full")	/* a forked child did not fit the target map */ \
+	/* record --bpf-timing only (bpf_ktime_get_ns around the parts of a sample): */ \
+	_(T_KSAMPLES, "bpf_kernel_samples") /* samples taken in kernel mode */ \
+	_(T_HEAD, "bpf_head_ns")	/* header, registers and kernel stack */ \
+	_(T_USTACK, "bpf_ustack_ns")	/* the user stack copy */ \
+	_(T_LUAJIT, "bpf_luajit_ns")	/* the LuaJIT part (g, L, Lua stack, trace, resumers) */ \
+	_(T_LUAJIT_G, "bpf_luajit_g_ns") /* of it: finding and validating g */
 
 enum ljs_err {
 #define LJS_ERR__ENUM(id, name)	LJS_ERR_##id,

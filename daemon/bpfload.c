@@ -108,6 +108,7 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 	bl->skel->rodata->cfg_filter_all = !!o->filter_all;
 	bl->skel->rodata->cfg_self_pid = o->self_pid;
 	bl->skel->rodata->cfg_ustack_bytes = o->ustack_bytes;
+	bl->skel->rodata->cfg_timing = !!o->timing;
 	err = size_map(bl->skel->maps.scratch, (uint32_t)bl->ncpus, errbuf, errlen);
 	if (!err)
 		err = size_map(bl->skel->maps.events, o->ringbuf_bytes, errbuf, errlen);

@@ -19,6 +19,7 @@ struct bpfload_opts {
 	uint32_t ringbuf_bytes;	/* power of two, multiple of the page size */
 	uint32_t max_procs;	/* entries of the target and configuration maps (0: defaults) */
 	int run_stats;		/* hold BPF run-time statistics on while loaded */
+	int timing;		/* time the parts of a sample (record --bpf-timing) */
 };
 
 #define BPFLOAD_TARGETS_DEFAULT	65536	/* processes sampled at once */

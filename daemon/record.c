@@ -509,6 +509,7 @@ static int load_bpf(struct recorder *rc)
 	bo.ustack_bytes = rc->o.stack_bytes;
 	bo.ringbuf_bytes = rc->o.ringbuf_mb << 20;
 	bo.max_procs = rc->o.max_procs;
+	bo.timing = rc->o.bpf_timing;
 	bo.run_stats = 1;	/* record_rate.c measures the cost of sampling */
 	if (bpfload__init(&rc->bl, &bo, errbuf, sizeof(errbuf))) {
 		fprintf(stderr, "ljsnap %s: %s\n", record__cmd(rc), errbuf);

@@ -48,6 +48,7 @@ struct record_opts {
 	int quiet;
 	int debug_info;		/* --debug-info: embed line tables and inline information */
 	int no_embed;		/* --no-embed */
+	int bpf_timing;		/* --bpf-timing */
 	char **cmd;		/* -- COMMAND ARGS */
 };
 

@@ -19,7 +19,7 @@ static void usage(FILE *out)
 		"usage: ljsnap record [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE]\n"
 		"                     [--stack-bytes N] [--lua-stack-bytes N] [--ringbuf-mb N]\n"
 		"                     [--max-procs N] [--max-cpu-percent P] [--debug-info]\n"
-		"                     [--no-embed] [-- COMMAND [ARGS...]]\n"
+		"                     [--no-embed] [--bpf-timing] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"Sample processes with a BPF program and write a capture file.  Samples of\n"
 		"LuaJIT processes carry the raw VM state needed to rebuild Lua stacks offline.\n"
@@ -45,6 +45,9 @@ static void usage(FILE *out)
 		"                          information into the capture (for report --lines)\n"
 		"      --no-embed          do not copy the mapped files' unwind tables and symbols\n"
 		"                          into the capture (report then needs the same files)\n"
+		"      --bpf-timing        time the parts of each sample in BPF (head and kernel\n"
+		"                          stack, user stack, LuaJIT state; 4-5 clock reads per\n"
+		"                          sample): `ljsnap info` shows bpf_*_ns\n"
 		"  -q, --quiet             print only errors\n"
 		"  -h, --help              this help\n"
 		"\n"
@@ -193,6 +196,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "max-cpu-percent", required_argument, NULL, 5 },
 		{ "debug-info", no_argument, NULL, 6 },
 		{ "no-embed", no_argument, NULL, 7 },
+		{ "bpf-timing", no_argument, NULL, 8 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -252,6 +256,9 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 			break;
 		case 7:
 			o->no_embed = 1;
+			break;
+		case 8:
+			o->bpf_timing = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
