@@ -149,6 +149,10 @@ struct rec {
 	__u32 tgid;
 	__u32 gc64;
 	__u64 cf;		/* cframe being followed by res_step() */
+	/* what res_step() needs of the process's configuration on the way
+	 * (it looks the configuration up only at a resumer) */
+	__u64 vm_lo, vm_hi;
+	__u32 cf_prev, cf_size;
 	/* Windows this record holds whole (REC_W_*): [wa, wa + wl) of the
 	 * target at record offset wd; reads inside one come from the record
 	 * (rec_rd) instead of another bpf_probe_read_user. */
@@ -395,16 +399,16 @@ static long res_step(__u32 i, void *data)
 
 	if (!r->cf)
 		return 1;
-	c = bpf_map_lookup_elem(&proc_cfg, &r->tgid);
-	if (!c)
-		return 1;
-	prev = rec_rd(r, r->cf + c->cf_prev, 8) & ~3ULL;
+	prev = rec_rd(r, r->cf + r->cf_prev, 8) & ~3ULL;
 	if (prev) {
 		r->cf = prev;
 		return 0;
 	}
-	ret = rec_rd(r, r->cf + c->cf_size - 8, 8);
-	if (ret < c->vm_lo || ret >= c->vm_hi)
+	ret = rec_rd(r, r->cf + r->cf_size - 8, 8);
+	if (ret < r->vm_lo || ret >= r->vm_hi)
+		return 1;
+	c = bpf_map_lookup_elem(&proc_cfg, &r->tgid);
+	if (!c)
 		return 1;
 	rcf = r->cf + c->cf_size;
 	RL = rec_rdref(r, rcf + c->cf_l, r->gc64);
@@ -489,9 +493,21 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 	emit_lstack(r, c, L, extra, 0);
 
 	if (vmstate >= 0 && c->g2j) {
-		__u64 J = g + c->g2j, tp = rec_rd(r, J + c->j_trace, 8), T = 0;
+		__u64 J = g + c->g2j, tp, T = 0, jw[2];
+		__u32 d = c->j_sizetrace - c->j_trace, size;
 
-		if (tp && (__u32)vmstate < rec_rd(r, J + c->j_sizetrace, 4))
+		/* J->trace (a GCRef *) and J->sizetrace (lj_jit.h) lie 12 bytes
+		 * apart in every known layout: one read for both. */
+		if (c->j_sizetrace >= c->j_trace && d <= 12 && !(d & 3) &&
+		    !bpf_probe_read_user(jw, sizeof(jw), (const void *)(J + c->j_trace))) {
+			tp = jw[0];
+			size = d == 12 ? jw[1] >> 32 : d == 8 ? (__u32)jw[1] :
+			       d == 4 ? jw[0] >> 32 : (__u32)jw[0];
+		} else {
+			tp = rec_rd(r, J + c->j_trace, 8);
+			size = tp ? rec_rd(r, J + c->j_sizetrace, 4) : 0;
+		}
+		if (tp && (__u32)vmstate < size)
 			T = rdref(tp + (__u64)vmstate * (gc64 ? 8 : 4), gc64);
 		if (!T || emit_window(r, LJS_SEC_TRACE, T, c->t_win, 0) < c->t_win)
 			err_inc(LJS_ERR_TRACE_FAULT);
@@ -501,6 +517,10 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 	r->cf = rec_rd(r, L + c->l_cframe, 8) & ~3ULL;
 	r->depth = 0;
 	r->gc64 = gc64;
+	r->vm_lo = c->vm_lo;
+	r->vm_hi = c->vm_hi;
+	r->cf_prev = c->cf_prev;
+	r->cf_size = c->cf_size;
 	bpf_loop(LJS_CFRAME_CHAIN_MAX * (LJS_RESUMERS_MAX + 1), res_step, r, 0);
 }
 
