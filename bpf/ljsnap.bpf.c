@@ -369,18 +369,32 @@ __noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
 	return got;
 }
 
-/* Validate a global_State candidate through the GG_State self-references. */
-static __always_inline int g_valid(const struct ljs_proc_cfg *c, __u64 g)
+/*
+ * Take candidate g: emit its G window, then validate g through the
+ * GG_State self-references (g->mainthref is the GG_State's own lua_State,
+ * whose glref is g; lj_state.c lua_newstate), the first one read from the
+ * window just copied instead of with another bpf_probe_read_user.  1, or 0
+ * with the record as it was (a window cut by a fault counts as g_fault).
+ */
+static __always_inline int g_take(struct rec *r, const struct ljs_proc_cfg *c, __u64 g)
 {
-	__u32 gc64 = c->flags & LJS_CFG_F_GC64;
+	__u32 off = r->off, nsec = r->nsec, gc64 = c->flags & LJS_CFG_F_GC64, got;
 	__u64 mt;
 
 	if (g < LJS_PAGE_SIZE)
 		return 0;
-	mt = rdref(g + c->g_mainthref, gc64);
-	if (!mt || mt != g - c->gg_ofs_g)
-		return 0;
-	return rdref(mt + c->l_glref, gc64) == g;
+	got = emit_window(r, LJS_SEC_G, g, c->g_win, 0);
+	if (got == c->g_win) {
+		mt = rec_rdref(r, g + c->g_mainthref, gc64);
+		if (mt && mt == g - c->gg_ofs_g && rdref(mt + c->l_glref, gc64) == g)
+			return 1;
+	} else if (got) {
+		err_inc(LJS_ERR_G_FAULT);
+	}
+	r->off = off;
+	r->nsec = nsec;
+	r->wl[REC_W_G] = 0;
+	return 0;
 }
 
 /*
@@ -442,9 +456,10 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 	if (!gc64)
 		r14 &= 0xffffffffULL;
 	cached = bpf_map_lookup_elem(&tid_g, &tid);
+	/* Each candidate in turn leaves its G window when it validates. */
 	if (hdr->flags & LJS_SAMPLE_F_REGS_VALID) {
 		g = r14 + c->disp2g;
-		if (g_valid(c, g)) {
+		if (g_take(r, c, g)) {
 			hdr->flags |= LJS_SAMPLE_F_G_FROM_REG;
 			/* An LRU update takes a lock: only when the thread's g changed. */
 			if (!cached || *cached != g)
@@ -455,13 +470,13 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 		}
 	}
 	if (!g) {
-		if (cached && g_valid(c, *cached)) {
+		if (cached && g_take(r, c, *cached)) {
 			g = *cached;
 			hdr->flags |= LJS_SAMPLE_F_G_FROM_CACHE;
 			err_inc(LJS_ERR_G_FROM_CACHE);
 		}
 	}
-	if (!g && c->g_hint && g_valid(c, c->g_hint)) {
+	if (!g && c->g_hint && g_take(r, c, c->g_hint)) {
 		g = c->g_hint;
 		hdr->flags |= LJS_SAMPLE_F_G_FROM_HINT;
 		err_inc(LJS_ERR_G_FROM_HINT);
@@ -474,10 +489,6 @@ static __always_inline void emit_luajit(struct rec *r, const struct ljs_proc_cfg
 	hdr->g = g;
 	if (cfg_timing)
 		err_add(LJS_ERR_T_LUAJIT_G, bpf_ktime_get_ns() - t0);
-	if (emit_window(r, LJS_SEC_G, g, c->g_win, 0) < c->g_win) {
-		err_inc(LJS_ERR_G_FAULT);
-		return;
-	}
 	vmstate = (__s32)rec_rd(r, g + c->g_vmstate, 4);
 	L = rec_rdref(r, g + c->g_cur_L, gc64);
 	jit_base = rec_rdref(r, g + c->g_jit_base, gc64);

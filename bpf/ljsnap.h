@@ -197,7 +197,7 @@ struct ljs_proc_cfg {
 	_(T_HEAD, "bpf_head_ns")	/* header, registers and kernel stack */ \
 	_(T_USTACK, "bpf_ustack_ns")	/* the user stack copy */ \
 	_(T_LUAJIT, "bpf_luajit_ns")	/* the LuaJIT part (g, L, Lua stack, trace, resumers) */ \
-	_(T_LUAJIT_G, "bpf_luajit_g_ns") /* of it: finding and validating g */
+	_(T_LUAJIT_G, "bpf_luajit_g_ns") /* of it: finding g (each candidate's G window) */
 
 enum ljs_err {
 #define LJS_ERR__ENUM(id, name)	LJS_ERR_##id,
