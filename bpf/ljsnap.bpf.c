@@ -374,7 +374,7 @@ __noinline int emit_lstack(struct rec *r, const struct ljs_proc_cfg *c, __u64 L,
  * GG_State self-references (g->mainthref is the GG_State's own lua_State,
  * whose glref is g; lj_state.c lua_newstate), the first one read from the
  * window just copied instead of with another bpf_probe_read_user.  1, or 0
- * with the record as it was (a window cut by a fault counts as g_fault).
+ * with the record as it was (a g whose window a fault cut counts as g_fault).
  */
 static __always_inline int g_take(struct rec *r, const struct ljs_proc_cfg *c, __u64 g)
 {
@@ -384,12 +384,12 @@ static __always_inline int g_take(struct rec *r, const struct ljs_proc_cfg *c, _
 	if (g < LJS_PAGE_SIZE)
 		return 0;
 	got = emit_window(r, LJS_SEC_G, g, c->g_win, 0);
-	if (got == c->g_win) {
-		mt = rec_rdref(r, g + c->g_mainthref, gc64);
-		if (mt && mt == g - c->gg_ofs_g && rdref(mt + c->l_glref, gc64) == g)
+	mt = got ? rec_rdref(r, g + c->g_mainthref, gc64) : 0;
+	if (mt && mt == g - c->gg_ofs_g) {
+		if (got < c->g_win)
+			err_inc(LJS_ERR_G_FAULT);	/* a g, but its window is cut */
+		else if (rdref(mt + c->l_glref, gc64) == g)
 			return 1;
-	} else if (got) {
-		err_inc(LJS_ERR_G_FAULT);
 	}
 	r->off = off;
 	r->nsec = nsec;
