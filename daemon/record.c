@@ -42,11 +42,14 @@ static void on_signal(int sig)
  * program does not wake us for each of them (see ljsnap_sample); else
  * RECORD_POLL_MS.  RECORD_LJ_BUSY_NS is above LJS_LJ_WAKE_NS, so the first
  * LuaJIT sample after a quiet spell always wakes us.  A wakeup costs the
- * recorder about as much as harvesting a walk: at 999 Hz on one CPU, 4 ms
- * gives four samples a wakeup instead of one, and walks them at most about
- * 4 ms late (as many complete walks and Lua chains as with 1 ms:
- * tests/e2e/record_fast.sh, report_gen.sh). */
-#define RECORD_POLL_LJ_MS	4
+ * recorder about as much as harvesting a walk: at 999 Hz on one CPU, 8 ms
+ * gives eight samples a wakeup instead of one, and walks them at most about
+ * 8 ms late.  Against 4 ms: 31 instead of 45 us of recorder CPU per sample
+ * (tests/lua/fixed_work.lua, and the walks themselves are cheaper in a
+ * batch), with the Lua chains of report_gen.sh's 20 ms generations within
+ * a point of 4 ms's (97-98% with -joff, 95% with the JIT) and as many
+ * complete walks in record_fast.sh. */
+#define RECORD_POLL_LJ_MS	8
 #define RECORD_POLL_MS		20
 #define RECORD_LJ_BUSY_NS	(2 * LJS_LJ_WAKE_NS)
 /* The loop's housekeeping (the command's end, re-inspection, the rate) runs
