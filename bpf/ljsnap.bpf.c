@@ -83,22 +83,19 @@ struct {
 
 /* -- Small helpers ----------------------------------------------------------- */
 
-/* Bump one per-reason counter. */
-static __always_inline void err_inc(__u32 reason)
-{
-	__u64 *v = bpf_map_lookup_elem(&errs, &reason);
-
-	if (v)
-		*v += 1;
-}
-
-/* Add d to one counter (the --bpf-timing sums). */
+/* Add d to one per-reason counter (the --bpf-timing sums). */
 static __always_inline void err_add(__u32 reason, __u64 d)
 {
 	__u64 *v = bpf_map_lookup_elem(&errs, &reason);
 
 	if (v)
 		*v += d;
+}
+
+/* Bump one per-reason counter. */
+static __always_inline void err_inc(__u32 reason)
+{
+	err_add(reason, 1);
 }
 
 /* Is this process one we sample? */

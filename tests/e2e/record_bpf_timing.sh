@@ -14,8 +14,8 @@ need_bpf
 need_prog luajit luajit
 need_prog dd coreutils
 
-# val NAME FILE: a statistic of `ljsnap info`
-val() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print -1 }' "$2"; }
+# val NAME FILE: a statistic of `ljsnap info` (lib.sh's value), -1 when missing
+val() { v=$(value "$1" "$2"); echo "${v:--1}"; }
 
 run() {	# run CASE [OPTS] -- COMMAND...: record, info, folded
 	c=$1; shift
