@@ -11,7 +11,9 @@
  *   2. a LuaJIT function named by the IR call table (symtab/ljnames.h),
  *      when the table points exactly at the range's start, or one the
  *      interpreter calls, when its calls fit the list of the source the
- *      IR call table names (ljnames__vmcalls), or an entry of that
+ *      IR call table names (ljnames__vmcalls), or the function whose
+ *      code has the range's signature in the data of that source
+ *      (symtab/ljsig.h: the builds Debian ships), or an entry of that
  *      source's library tables (symtab/ljlibcf.h), or one the calls
  *      between ranges pin to a single function of that source's call
  *      graph (symtab/ljcallgraph.h) (FUNC_LUAJIT);
@@ -89,6 +91,15 @@ size_t funcs__lj_vmcalls(const struct funcs *f);
 /* Ranges named by the calls between them (ljcallgraph.h), when the file was
  * read; 0 for a copy named by its saved names. */
 size_t funcs__lj_cgnames(const struct funcs *f);
+
+/* The signature (ljsig.h) of every range of f, from the code of ef (f's
+ * file): sig[i], when has[i] is 1 (both as long as f has ranges).  0 or
+ * -ENOMEM. */
+int funcs__signatures(const struct funcs *f, struct elf_file *ef, uint64_t *sig, uint8_t *has);
+
+/* Ranges named by their code's signature (ljsig.h), when the file was read;
+ * 0 for a copy named by its saved names. */
+size_t funcs__lj_signames(const struct funcs *f);
 
 /* Ranges named from LuaJIT's library tables (ljlibcf.h), when the file was
  * read; 0 for a copy named by its saved names. */

@@ -477,11 +477,27 @@ static int32_t ljcg__single(const struct ljcg_src *s, const struct ljcg_bin *b, 
 	return one;
 }
 
+/* The graph of version, or NULL. */
+static const struct ljcg_data *ljcg__data(const char *version)
+{
+	size_t i;
+
+	for (i = 0; version && i < sizeof(ljcg_data) / sizeof(ljcg_data[0]); i++)
+		if (!strcmp(version, ljcg_data[i].version))
+			return &ljcg_data[i];
+	return NULL;
+}
+
+int ljnames__callgraph_known(const char *version)
+{
+	return ljcg__data(version) != NULL;
+}
+
 /* Name the ranges; see ljcallgraph.h. */
 int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
 		       const uint32_t *edges, const uint8_t *kind, size_t nedges, size_t *named)
 {
-	const struct ljcg_data *d = NULL;
+	const struct ljcg_data *d = ljcg__data(version);
 	struct ljcg_src s = { 0 };
 	struct ljcg_bin b = { 0 };
 	uint32_t *users = NULL;	/* per source function: ranges named or pinned to it */
@@ -489,9 +505,6 @@ int ljnames__callgraph(const char *version, const char **names, size_t n, size_t
 	int err = -ENOENT;
 
 	*named = 0;
-	for (i = 0; version && i < sizeof(ljcg_data) / sizeof(ljcg_data[0]); i++)
-		if (!strcmp(version, ljcg_data[i].version))
-			d = &ljcg_data[i];
 	if (!d || !n)
 		goto out;
 	if ((err = ljcg_src__init(&s, d)) != 0 ||

@@ -74,4 +74,7 @@
 int ljnames__callgraph(const char *version, const char **names, size_t n, size_t vm,
 		       const uint32_t *edges, const uint8_t *kind, size_t nedges, size_t *named);
 
+/* Whether there is a call graph for version. */
+int ljnames__callgraph_known(const char *version);
+
 #endif /* LJSNAP_SYMTAB_LJCALLGRAPH_H */

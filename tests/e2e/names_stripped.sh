@@ -23,12 +23,18 @@
 # stripped view (by name, or by that function's luajit+0xSTART).
 #
 # The share of samples whose leaf is an unnamed luajit frame is printed
-# and must stay under NAMES_MAX_UNNAMED (default 38, percent; 24-28 for
-# the non-amalg builds and 30-33 for the amalg ones here, 39-48 before
-# symtab/ljcallgraph.h): the static functions the calls and references do
-# not pin to one source function (gc_sweepstr, hash_sparse,
-# lj_strfmt_wuint9, lj_alloc_free, ...) have no name without symbols;
-# issue 14's target of 5% is not met.
+# and must stay under a bound.  The amalg variants are twins of the builds
+# Debian ships, whose code signatures symtab/ljsig_*.h holds: nearly every
+# function is named by its signature, and the bound is issue 14's target,
+# NAMES_MAX_UNNAMED_AMALG (default 5, percent; 0.0 here).  The other two
+# are builds the signatures do not describe (not amalgamated, other flags,
+# non-GC64 or dual-number mode): only a few hundred of their functions
+# have the code of a Debian build, the rest are named by the IR call table,
+# the interpreter's calls, the library tables and the call graph, and the
+# static functions these do not pin to one source function (hash_sparse,
+# lj_strfmt_wuint9, lj_alloc_free, ...) stay unnamed: bound
+# NAMES_MAX_UNNAMED (default 25; 6-15 here, 24-28 before the signatures,
+# 39-48 before symtab/ljcallgraph.h).
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/variants/lib.sh"
 need_bpf
@@ -37,7 +43,8 @@ need_prog readelf binutils
 need_prog nm binutils
 need_prog python3 python3
 SECS=${NAMES_SECONDS:-2}
-MAXUN=${NAMES_MAX_UNNAMED:-38}
+MAXUN=${NAMES_MAX_UNNAMED:-25}
+MAXUN_AMALG=${NAMES_MAX_UNNAMED_AMALG:-5}
 SCRIPT=$top_srcdir/tests/lua/names_cheavy.lua
 
 # run V: record the stripped copy of variant V and report it twice: as is,
@@ -82,8 +89,10 @@ for v in up-nogc64 or-dualnum up-amalg or-amalg; do
 	[ "$(value notstart "$r")" = 0 ] || fail "$v: $(value notstart "$r") frames named per address"
 	assert_ge "$(value named "$r")" 5 "$v: named luajit frames"
 	un=$(value unnamed_pct "$r")
-	awk -v u="$un" -v m="$MAXUN" 'BEGIN { exit !(u <= m) }' ||
-		fail "$v: $un% of the samples end in an unnamed luajit frame (> $MAXUN%)"
+	max=$MAXUN
+	case $v in *-amalg) max=$MAXUN_AMALG ;; esac
+	awk -v u="$un" -v m="$max" 'BEGIN { exit !(u <= m) }' ||
+		fail "$v: $un% of the samples end in an unnamed luajit frame (> $max%)"
 	awk '$1 == "leaf" { d = $3 - $4; if (d < 0) d = -d; n++; if (d > 3) { print; bad++ } }
 	     END { exit !(n >= 3 && !bad) }' "$r" ||
 		fail "$v: top internal leaf shares differ by more than 3 points (or fewer than 3)"

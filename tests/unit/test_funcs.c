@@ -118,10 +118,10 @@ static void check_names(const struct funcs *f, struct elf_file *stripped, struct
 	}
 	CHECKF(wrong == 0, "%zu wrong names", wrong);
 	printf("named %zu/%zu (luajit %zu, dynsym %zu, symtab %zu), wrong %zu, ircall %s, "
-	       "vm calls %zu, call graph %zu, library tables %zu\n", named, n, byhow[FUNC_LUAJIT],
-	       byhow[FUNC_DYNSYM], byhow[FUNC_SYMTAB], wrong,
+	       "vm calls %zu, signatures %zu, call graph %zu, library tables %zu\n", named, n,
+	       byhow[FUNC_LUAJIT], byhow[FUNC_DYNSYM], byhow[FUNC_SYMTAB], wrong,
 	       funcs__lj_version(f) ? funcs__lj_version(f) : "none", funcs__lj_vmcalls(f),
-	       funcs__lj_cgnames(f), funcs__lj_cfnames(f));
+	       funcs__lj_signames(f), funcs__lj_cgnames(f), funcs__lj_cfnames(f));
 }
 
 /* Addresses past an exported symbol's st_size but inside its FDE are not

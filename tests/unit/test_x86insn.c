@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_x86insn.c -- x86-64 instruction lengths (symtab/x86insn.h).
+ * test_x86insn.c -- x86-64 instruction lengths (symtab/x86insn.h) and the
+ * signatures built on them (symtab/ljsig.h).
  *
- *   test_x86insn            encodings with known lengths and fields
+ *   test_x86insn            encodings with known lengths and fields, and
+ *                           the signature's invariants
  *   test_x86insn FILE       decode FILE's .text from its start, as objdump
  *                           -d does, and print "ADDR LEN REL RIP" per
  *                           instruction (REL: 1 for a branch with a rel8 or
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "symtab/elf.h"
+#include "symtab/ljsig.h"
 #include "symtab/x86insn.h"
 #include "tests/unit/check.h"
 
@@ -94,6 +97,74 @@ static void check_encodings(void)
 	}
 }
 
+/* ljsig_ref_fn: what every target adds, *arg (and the targets seen). */
+struct refs {
+	uint64_t adds;
+	uint64_t to[4];
+	size_t n;
+};
+
+static uint64_t ref_const(uint64_t to, void *arg)
+{
+	struct refs *r = arg;
+
+	if (r->n < 4)
+		r->to[r->n] = to;
+	r->n++;
+	return r->adds;
+}
+
+/* The signature ignores what the layout changes (a call's rel32 to another
+ * function, a RIP-relative displacement) and nothing else; what the
+ * targets add (their base signatures) goes in. */
+static void check_signature(void)
+{
+	uint8_t a[32], b[32];
+	uint64_t ha, hb;
+	struct refs r = { 7, { 0 }, 0 };
+	size_t i;
+
+	/* lea X(%rip),%rdi; call elsewhere; jne +2 (inside); 13 x nop; ret */
+	static const uint8_t code[18] = {
+		0x48, 0x8d, 0x3d, 0x10, 0x20, 0x30, 0x00,	/* lea X(%rip),%rdi */
+		0xe8, 0x00, 0x10, 0x00, 0x00,			/* call elsewhere */
+		0x0f, 0x85, 0x02, 0x00, 0x00, 0x00,		/* jne +2: inside */
+	};
+
+	memcpy(a, code, sizeof(code));
+	for (i = sizeof(code); i < 31; i++)
+		a[i] = 0x90;
+	a[31] = 0xc3;
+	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &ha) == 0);
+	CHECK(r.n == 2 && r.to[0] == 0x1000 + 7 + 0x302010 && r.to[1] == 0x1000 + 12 + 0x1000);
+	memcpy(b, a, sizeof(b));
+	b[3] ^= 0x55;		/* another data address */
+	b[9] ^= 0x77;		/* another callee address */
+	CHECK(ljsig__hash(b, sizeof(b), 0x5000, ref_const, &r, &hb) == 0 && ha == hb);
+	r.adds = 8;		/* another callee's code */
+	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
+	r.adds = 7;
+	memcpy(b, a, sizeof(b));
+	b[14] = 0x04;		/* another branch inside the function */
+	CHECK(ljsig__hash(b, sizeof(b), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
+	memcpy(b, a, sizeof(b));
+	b[2] = 0x35;		/* another register */
+	CHECK(ljsig__hash(b, sizeof(b), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
+	CHECK(ljsig__hash(a, sizeof(a) - 1, 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
+	CHECK(ljsig__hash(a, LJSIG_MIN_LEN - 1, 0x1000, ref_const, &r, &hb) == -EINVAL);
+	CHECK(ljsig__base(a + 31, 1, &hb) == 0);	/* a ret: any length has a base signature */
+	CHECK(ljsig__base(a, 0, &hb) == -EINVAL);
+	CHECK(ljsig__base(a, sizeof(a), &ha) == 0 && ljsig__base(b, sizeof(b), &hb) == 0 && ha != hb);
+	memcpy(b, a, sizeof(b));
+	b[9] ^= 0x77;
+	CHECK(ljsig__base(b, sizeof(b), &hb) == 0 && ha == hb);
+	a[20] = 0x06;		/* not an instruction */
+	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &hb) == -EINVAL);
+	CHECK(!ljsig__name("no such source", ha));
+	CHECK(!ljsig__known("no such source"));
+	CHECK(ljsig__known("LuaJIT 2.1 (2022-03)") && ljsig__known("OpenResty luajit2 2.1-20230119"));
+}
+
 /* Print the instructions of path's .text, as described above. */
 static int dump_text(const char *path)
 {
@@ -127,6 +198,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		return dump_text(argv[1]);
 	check_encodings();
+	check_signature();
 	printf("test_x86insn: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
