@@ -18,6 +18,7 @@
 #include "symtab/ljnames.h"
 #include "symtab/ljsig.h"
 #include "symtab/vec.h"
+#include "symtab/x86insn.h"
 
 #define FUNCS_VM_MAX_CALLS	256	/* distinct interpreter call targets followed */
 #define FUNCS_SAVED_ENTRY	12	/* a saved name's lo (u64) and size (u32) */
@@ -111,46 +112,44 @@ static int funcs__lj_cb(uint64_t addr, const char *name, void *arg)
 	return 0;
 }
 
-/* The length of the opcode bytes before a rel32 or disp32 at c[j] that
- * funcs__next_branch counts (0: none): call rel32 and jmp rel32; with
- * more, also jcc rel32 and lea reg, [rip + disp32] with a REX prefix (a
- * function's address taken, as 64-bit code loads a pointer). */
-static size_t funcs__op_len(const uint8_t *c, size_t len, size_t j, int more)
-{
-	if (c[j] == 0xe8 || c[j] == 0xe9)
-		return 1;
-	if (!more || j + 6 > len)
-		return 0;
-	if (c[j] == 0x0f && (c[j + 1] & 0xf0) == 0x80)
-		return 2;
-	if (j + 7 <= len && (c[j] & 0xf0) == 0x40 && c[j + 1] == 0x8d && (c[j + 2] & 0xc7) == 0x05)
-		return 3;
-	return 0;
-}
-
-/* The next direct branch in code c (len bytes at link-time address lo),
- * from byte *pos on, that lands on the first address of a range: call
- * rel32, jmp rel32 and, with more, jcc rel32 and a lea of the range's
- * address (funcs__op_len).  The range (*kind: LJCG_EDGE_CALL, _JUMP or
- * _ADDR), or NULL at the end.  A byte that only looks like an opcode would
- * have to land exactly on a function's first address to count. */
+/* The next direct branch of code c (len bytes at link-time address lo,
+ * decoded from its first byte: x86insn.h), from the instruction at byte
+ * *pos on, that lands on the first address of a range: call rel32, jmp
+ * rel32 and, with more, jcc rel32 and a lea of the range's address (a
+ * function's address taken).  The range (*kind: LJCG_EDGE_CALL, _JUMP or
+ * _ADDR), or NULL at the end of the code, or at bytes that are not an
+ * instruction x86insn.h knows (what follows them is not read). */
 static struct func_range *funcs__next_branch(struct funcs *f, const uint8_t *c, size_t len,
 					     uint64_t lo, int more, size_t *pos, uint8_t *kind)
 {
-	size_t j;
+	size_t j = *pos;
 
-	for (j = *pos; j + 5 <= len; j++) {
-		size_t op = funcs__op_len(c, len, j, more);
+	while (j < len) {
+		struct x86_insn x;
 		struct func_range *r;
+		size_t at = 0;
+		uint8_t how = LJCG_EDGE_JUMP;
 		int32_t rel;
 
-		if (!op)
+		if (x86_insn__decode(c + j, len - j, &x) != 0)
+			break;
+		if (!x.vex && !x.map && (x.op == 0xe8 || x.op == 0xe9) && x.rel_size == 4) {
+			at = x.rel_off;
+			how = x.op == 0xe8 ? LJCG_EDGE_CALL : LJCG_EDGE_JUMP;
+		} else if (more && !x.vex && x.map == 1 && (x.op & 0xf0) == 0x80) {
+			at = x.rel_off;		/* jcc rel32 */
+		} else if (more && !x.vex && !x.map && x.op == 0x8d && x.rip_off) {
+			at = x.rip_off;		/* lea reg, [rip + disp32] */
+			how = LJCG_EDGE_ADDR;
+		}
+		j += x.len;
+		if (!at)
 			continue;
-		memcpy(&rel, c + j + op, 4);	/* little-endian host (x86_64) */
-		if (!(r = funcs__starting(f, lo + j + op + 4 + (uint64_t)(int64_t)rel)))
+		memcpy(&rel, c + j - x.len + at, 4);	/* little-endian host (x86_64) */
+		if (!(r = funcs__starting(f, lo + j + (uint64_t)(int64_t)rel)))
 			continue;
-		*pos = j + 1;
-		*kind = c[j] == 0xe8 ? LJCG_EDGE_CALL : op == 3 ? LJCG_EDGE_ADDR : LJCG_EDGE_JUMP;
+		*pos = j;
+		*kind = how;
 		return r;
 	}
 	*pos = len;
@@ -159,8 +158,9 @@ static struct func_range *funcs__next_branch(struct funcs *f, const uint8_t *c, 
 
 /* The distinct targets (ranges outside the VM that start there) of the
  * call/jmp rel32 instructions of the VM's code, in the order of their first
- * appearance.  A byte that only looks like an opcode may add a target: the
- * list then fits no list of ljvmcall_names.h.  The count, or -E2BIG. */
+ * appearance (the code decoded from its start: a list cut short by bytes
+ * x86insn.h does not know fits no list of ljvmcall_names.h).  The count,
+ * or -E2BIG. */
 static int funcs__vm_targets(struct funcs *f, const uint8_t *c, size_t len, uint64_t lo,
 			     size_t *seq)
 {

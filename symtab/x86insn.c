@@ -4,6 +4,7 @@
  * in the Intel SDM, volume 2, appendix A, for 64-bit mode.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "symtab/x86insn.h"
 
@@ -109,7 +110,7 @@ int x86_insn__decode(const uint8_t *c, size_t avail, struct x86_insn *out)
 	uint8_t op, fl;
 	size_t z;
 
-	out->len = out->rel_off = out->rel_size = out->rip_off = 0;
+	memset(out, 0, sizeof(*out));
 	for (; i < avail && i < 14 && x86_insn__prefix(c[i]); i++) {
 		opsize16 |= c[i] == 0x66;
 		adsize32 |= c[i] == 0x67;
@@ -133,6 +134,9 @@ int x86_insn__decode(const uint8_t *c, size_t avail, struct x86_insn *out)
 			return -EINVAL;
 		op = c[i + pfx];
 		i += pfx + 1;	/* past the prefix's payload and the opcode */
+		out->map = map;
+		out->op = op;
+		out->vex = 1;
 		modrm = !(map == 1 && op == 0x77);	/* vzeroupper, vzeroall */
 		if (map == 3 || (map == 1 && (map0f[op] & I8)))
 			imm = 1;
@@ -144,16 +148,20 @@ int x86_insn__decode(const uint8_t *c, size_t avail, struct x86_insn *out)
 		if (i >= avail)
 			return -EINVAL;
 		op = c[i++];
+		out->map = 1;
+		out->op = op;
 		if (op == 0x38 || op == 0x3a) {
 			if (i >= avail)
 				return -EINVAL;
-			i++;
+			out->map = op == 0x38 ? 2 : 3;
+			out->op = c[i++];
 			modrm = 1;
 			imm = op == 0x3a;
 			goto operands;
 		}
 		fl = map0f[op];
 	} else {
+		out->op = op;
 		fl = map1[op];
 		if (fl & S) {
 			if (op >= 0xa0 && op <= 0xa3)

@@ -20,6 +20,9 @@ struct x86_insn {
 	uint8_t rel_off;	/* rel8/rel32 branch displacement at this offset, or 0 */
 	uint8_t rel_size;	/* its size (1 or 4), 0 for none */
 	uint8_t rip_off;	/* disp32 of a RIP-relative operand at this offset, or 0 */
+	uint8_t map;		/* opcode map: 0 one-byte, 1 0F, 2 0F 38, 3 0F 3A */
+	uint8_t op;		/* the opcode byte in that map */
+	uint8_t vex;		/* 1: VEX or EVEX encoded */
 };
 
 /* Decode the instruction at c (at most avail bytes) into *out.  0, or

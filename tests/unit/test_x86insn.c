@@ -97,6 +97,31 @@ static void check_encodings(void)
 	}
 }
 
+/* The opcode map and byte, as funcs.c tells calls, jumps and leas apart. */
+static void check_opcodes(void)
+{
+	static const struct {
+		uint8_t b[8], n, map, op, vex;
+	} t[] = {
+		{ { 0xe8, 1, 2, 3, 4 }, 5, 0, 0xe8, 0 },			/* call */
+		{ { 0x0f, 0x85, 1, 2, 3, 4 }, 6, 1, 0x85, 0 },			/* jne rel32 */
+		{ { 0x48, 0x8d, 0x3d, 1, 2, 3, 4 }, 7, 0, 0x8d, 0 },		/* lea */
+		{ { 0x66, 0x0f, 0x38, 0x00, 0xc1 }, 5, 2, 0x00, 0 },		/* pshufb */
+		{ { 0x66, 0x0f, 0x3a, 0x0f, 0xc1, 0x04 }, 6, 3, 0x0f, 0 },	/* palignr */
+		{ { 0xc4, 0xe3, 0x7d, 0x0f, 0xc1, 0x04 }, 6, 3, 0x0f, 1 },	/* vpalignr */
+		{ { 0x62, 0xe2, 0x7d, 0x48, 0x8d, 0xc1 }, 6, 2, 0x8d, 1 },	/* vpermb, not a lea */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct x86_insn x;
+
+		CHECKF(x86_insn__decode(t[i].b, t[i].n, &x) == 0 && x.len == t[i].n &&
+		       x.map == t[i].map && x.op == t[i].op && x.vex == t[i].vex,
+		       "case %zu: len %u map %u op %02x vex %u", i, x.len, x.map, x.op, x.vex);
+	}
+}
+
 /* ljsig_ref_fn: what every target adds, *arg (and the targets seen). */
 struct refs {
 	uint64_t adds;
@@ -198,6 +223,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		return dump_text(argv[1]);
 	check_encodings();
+	check_opcodes();
 	check_signature();
 	printf("test_x86insn: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
