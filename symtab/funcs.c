@@ -382,13 +382,29 @@ out:
 	return err;
 }
 
+/* Give (on) or take back the names bysig[] lists (NULL: none for that
+ * range). */
+static void funcs__set_names(struct funcs *f, const char **bysig, int on)
+{
+	size_t i;
+
+	f->lj_signames = 0;
+	for (i = 0; i < f->n; i++) {
+		if (!bysig[i])
+			continue;
+		f->v[i].name = on ? bysig[i] : NULL;
+		f->v[i].how = on ? FUNC_LUAJIT : FUNC_UNNAMED;
+		f->lj_signames += on;
+	}
+}
+
 /* Names from the ranges' code (ljsig.h), once the IR call table said which
  * LuaJIT source this is.  Only a signature that one range alone has counts.
  * Every range that already has a name (a symbol, the IR call table, the
  * interpreter's calls) and whose signature is in the data must be named so
  * there, and at least FUNCS_SIG_MIN_AGREE must be: else the data does not
  * describe this build (another compiler, other flags), and none is used. */
-static int funcs__name_sigs(struct funcs *f, struct elf_file *ef, uint8_t *bysig)
+static int funcs__name_sigs(struct funcs *f, struct elf_file *ef, const char **bysig)
 {
 	uint64_t *h = NULL, *sorted = NULL;
 	const char **name = NULL;
@@ -430,7 +446,7 @@ static int funcs__name_sigs(struct funcs *f, struct elf_file *ef, uint8_t *bysig
 		f->v[i].name = name[i];
 		f->v[i].how = FUNC_LUAJIT;
 		f->lj_signames++;
-		bysig[i] = 1;
+		bysig[i] = name[i];
 	}
 out:
 	free(h);
@@ -554,8 +570,7 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 {
 	struct elf_rels rels = { NULL, 0, 0 };
 	struct ehframe eh;
-	uint8_t *bysig = NULL;
-	size_t i;
+	const char **bysig = NULL;	/* the names signatures gave */
 	int fits = 1, err = funcs__ranges(ef, out, &eh);
 
 	if (err)
@@ -569,23 +584,20 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 		err = 0;
 	if (!err && (*out)->n)
 		err = funcs__name_vm(*out, ef, &eh);
-	if (!err && (*out)->n && !(bysig = calloc((*out)->n, 1)))
+	if (!err && (*out)->n && !(bysig = calloc((*out)->n, sizeof(*bysig))))
 		err = -ENOMEM;
 	if (!err && (*out)->n)
 		err = funcs__name_sigs(*out, ef, bysig);
 	if (!err && (*out)->n)
 		err = funcs__name_calls(*out, ef, &eh, &fits);
 	if (!err && !fits && (*out)->lj_signames) {
-		/* a signature's name contradicts LuaJIT's call graph: the data
-		 * does not describe this build after all; take them back */
-		for (i = 0; i < (*out)->n; i++) {
-			if (!bysig[i])
-				continue;
-			(*out)->v[i].name = NULL;
-			(*out)->v[i].how = FUNC_UNNAMED;
-		}
-		(*out)->lj_signames = 0;
+		/* the named calls contradict LuaJIT's call graph: a signature's
+		 * name may be wrong, so try without them; if the graph does not
+		 * fit without them either, they were not the cause: keep them */
+		funcs__set_names(*out, bysig, 0);
 		err = funcs__name_calls(*out, ef, &eh, &fits);
+		if (!err && !fits)
+			funcs__set_names(*out, bysig, 1);
 	}
 	if (!err && (*out)->n)	/* after the call graph: its names are the anchors */
 		err = funcs__name_libs(*out, &rels);

@@ -29,7 +29,9 @@
  * funcs.c uses a signature's name only where the signatures agree with
  * every name the file already gives (its symbols, the IR call table), and
  * takes them all back when the calls between the named functions
- * contradict LuaJIT's call graph (ljcallgraph.h).
+ * contradict LuaJIT's call graph (ljcallgraph.h) and the graph fits the
+ * file without them (a program that links LuaJIT in has functions of its
+ * own, which no LuaJIT source graph describes).
  *
  * Pure: code in, names out.
  */

@@ -18,7 +18,12 @@
 # checked as every other name is.  Debian's luajit and libluajit-5.1.so.2,
 # when installed, and the luajit and libluajit-5.1.so.2 of Debian's luajit2
 # packages (variant or-deb) are the packaged builds themselves: shape only,
-# and at least SIG_MIN_AMALG signature names.  Last, the stripped up-amalg
+# and at least SIG_MIN_AMALG signature names.  tests/e2e/ljembed.c linked
+# statically with Debian's libluajit-5.1.a (when libluajit-5.1-dev is
+# installed): the packaged library's code in another program, at other
+# addresses, beside functions that are not LuaJIT's; stripped and checked
+# against its unstripped self, with at least SIG_MIN_AMALG signature names.
+# Last, the stripped up-amalg
 # with two exported names swapped in .dynstr (lua_gettop and lua_settop):
 # its symbols contradict its signatures, which must then name nothing.
 # For each, test_funcs also checks that the capture's copy of the file
@@ -67,6 +72,18 @@ for pair in "/usr/bin/luajit:LuaJIT 2.1 (2022-03)" \
 	[ "$(sigs "$TMPD/deb.out")" -ge $SIG_MIN_AMALG ] ||
 		{ echo "FAIL: $lj: $(sigs "$TMPD/deb.out") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; }
 done
+LJA=/usr/lib/x86_64-linux-gnu/libluajit-5.1.a
+if [ -r "$LJA" ] && cflags=$(pkg-config --cflags luajit 2>/dev/null); then
+	# shellcheck disable=SC2086
+	${CC:-cc} -O2 $cflags -o "$TMPD/embed" "$top_srcdir/tests/e2e/ljembed.c" "$LJA" -lm -ldl ||
+		fail "cannot link ljembed.c with $LJA"
+	objcopy --strip-all "$TMPD/embed" "$TMPD/embed.strip" || fail "objcopy embed"
+	echo "# ljembed.c linked with $LJA"
+	"$T" "$TMPD/embed.strip" "$TMPD/embed" > "$TMPD/embed.out" || rc=1
+	cat "$TMPD/embed.out"
+	[ "$(sigs "$TMPD/embed.out")" -ge $SIG_MIN_AMALG ] ||
+		{ echo "FAIL: embed: $(sigs "$TMPD/embed.out") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; }
+fi
 python3 - "$TMPD/up-amalg" "$TMPD/swapped" <<'PY' || fail "cannot swap two names"
 import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
