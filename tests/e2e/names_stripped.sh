@@ -33,7 +33,7 @@
 # the interpreter's calls, the library tables and the call graph, and the
 # static functions these do not pin to one source function (hash_sparse,
 # lj_strfmt_wuint9, lj_alloc_free, ...) stay unnamed: bound
-# NAMES_MAX_UNNAMED (default 25; 6-15 here, 24-28 before the signatures,
+# NAMES_MAX_UNNAMED (default 25; 6-18 here, 24-28 before the signatures,
 # 39-48 before symtab/ljcallgraph.h).
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/variants/lib.sh"

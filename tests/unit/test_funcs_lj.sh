@@ -23,9 +23,9 @@
 # installed): the packaged library's code in another program, at other
 # addresses, beside functions that are not LuaJIT's; stripped and checked
 # against its unstripped self, with at least SIG_MIN_AMALG signature names.
-# Last, the stripped up-amalg
-# with two exported names swapped in .dynstr (lua_gettop and lua_settop):
-# its symbols contradict its signatures, which must then name nothing.
+# Last, the stripped up-amalg with two exported names swapped in .dynstr
+# (lua_gettop and lua_settop): its symbols contradict its signatures, which
+# must then name nothing.
 # For each, test_funcs also checks that the capture's copy of the file
 # (symtab/elfcopy.h, with the names saved) names every address as the file
 # does; the unstripped variants are run too, so that a copy of an
