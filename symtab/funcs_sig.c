@@ -32,59 +32,77 @@ static int funcs__u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* What a range's field reaching to adds to its signature: the base
- * signature of the range that starts at to, or 0. */
-struct funcs_sigref {
-	const struct funcs *f;
-	const uint64_t *base;
-	const uint8_t *has;
+/* The addresses the ranges' code reaches, all ranges' in one vector. */
+struct funcs_targets {
+	uint64_t *to;
+	size_t n, cap;
 };
 
-static uint64_t funcs__sigref(uint64_t to, void *arg)
+static int funcs__target(uint64_t to, void *arg)
 {
-	const struct funcs_sigref *r = arg;
-	const struct func_range *at = funcs__at(r->f, to);
+	struct funcs_targets *t = arg;
 
-	if (!at || at->lo != to || !r->has[at - r->f->v])
-		return 0;
-	return r->base[at - r->f->v];
+	if (VEC_GROW(t->to, &t->cap, t->n + 1) != 0)
+		return -ENOMEM;
+	t->to[t->n++] = to;
+	return 0;
 }
 
-/* Signatures of every range; see funcs.h. */
+/* Signatures of every range; see funcs.h.  One pass decodes each range's
+ * code once (its base signature and the addresses it reaches); the second
+ * puts in the base signatures of the ranges those addresses start. */
 int funcs__signatures(const struct funcs *f, struct elf_file *ef, uint64_t *sig, uint8_t *has)
 {
-	struct funcs_sigref ref = { f, NULL, NULL };
-	uint64_t *base = calloc(f->n + 1, sizeof(*base));
+	struct funcs_targets t = { NULL, 0, 0 };
+	uint64_t *base = calloc(f->n + 1, sizeof(*base)), *reached = NULL;
+	size_t *first = calloc(f->n + 2, sizeof(*first));
 	uint8_t *hasbase = calloc(f->n + 1, 1), *code = NULL;
-	size_t i, ccap = 0;
-	int pass, err = -ENOMEM;
+	size_t i, j, ccap = 0, rcap = 0;
+	int err = -ENOMEM;
 
 	memset(has, 0, f->n);
-	if (!base || !hasbase)
+	if (!base || !first || !hasbase)
 		goto out;
-	ref.base = base;
-	ref.has = hasbase;
-	for (pass = 0; pass < 2; pass++) {	/* the base signatures, then the signatures */
-		for (i = 0; i < f->n; i++) {
-			size_t len = f->v[i].hi - f->v[i].lo;
+	for (i = 0; i < f->n; i++) {
+		size_t len = f->v[i].hi - f->v[i].lo, n0 = t.n;
 
-			if (len > (16u << 20) || (pass && len < LJSIG_MIN_LEN))
-				continue;
-			if (VEC_GROW(code, &ccap, len) != 0)
-				goto out;
-			if (elf_file__read(ef, f->v[i].lo, code, len) != 0)
-				continue;
-			if (!pass)
-				hasbase[i] = ljsig__base(code, len, &base[i]) == 0;
-			else
-				has[i] = ljsig__hash(code, len, f->v[i].lo, funcs__sigref, &ref,
-						     &sig[i]) == 0;
+		first[i] = t.n;
+		if (len > (16u << 20))
+			continue;
+		if ((err = VEC_GROW(code, &ccap, len)) != 0)
+			goto out;
+		if (elf_file__read(ef, f->v[i].lo, code, len) != 0)
+			continue;
+		err = ljsig__base(code, len, f->v[i].lo, funcs__target, &t, &base[i]);
+		if (err == -ENOMEM)
+			goto out;
+		hasbase[i] = !err;
+		if (err)
+			t.n = n0;	/* not whole instructions: no targets either */
+	}
+	first[f->n] = t.n;
+	for (i = 0; i < f->n; i++) {
+		size_t n = first[i + 1] - first[i];
+
+		if (!hasbase[i])
+			continue;
+		if ((err = VEC_GROW(reached, &rcap, n + 1)) != 0)
+			goto out;
+		for (j = 0; j < n; j++) {
+			const struct func_range *at = funcs__at(f, t.to[first[i] + j]);
+
+			reached[j] = at && at->lo == t.to[first[i] + j] && hasbase[at - f->v] ?
+				     base[at - f->v] : 0;
 		}
+		has[i] = ljsig__sig(base[i], f->v[i].hi - f->v[i].lo, reached, n, &sig[i]) == 0;
 	}
 	err = 0;
 out:
+	free(t.to);
 	free(base);
+	free(first);
 	free(hasbase);
+	free(reached);
 	free(code);
 	return err;
 }

@@ -37,15 +37,15 @@ static uint64_t ljsig__mix(uint64_t h, uint8_t b)
 	return (h ^ b) * LJSIG_FNV_PRIME;
 }
 
-/* The hash of code (len bytes at link-time address lo) as ljsig.h says:
- * the fields that reach outside it zeroed and, with ref, each one's
- * ref() mixed in after them, in the order of the code. */
-static int ljsig__walk(const uint8_t *code, size_t len, uint64_t lo, ljsig_ref_fn ref, void *arg,
-		       uint64_t *out)
+int ljsig__base(const uint8_t *code, size_t len, uint64_t lo, ljsig_target_fn target, void *arg,
+		uint64_t *out)
 {
 	uint64_t h = LJSIG_FNV_OFFSET;
 	size_t i = 0, k;
+	int err;
 
+	if (!len)
+		return -EINVAL;
 	for (k = 0; k < 8; k++)
 		h = ljsig__mix(h, (uint8_t)(len >> (8 * k)));
 	while (i < len) {
@@ -68,30 +68,27 @@ static int ljsig__walk(const uint8_t *code, size_t len, uint64_t lo, ljsig_ref_f
 		}
 		for (k = 0; k < x.len; k++)
 			h = ljsig__mix(h, at && k >= at && k < at + 4 ? 0 : code[i + k]);
-		if (at && ref) {
-			uint64_t r = ref(lo + (uint64_t)(int64_t)(i + x.len) + (uint64_t)(int64_t)rel,
-					 arg);
-
-			for (k = 0; k < 8; k++)
-				h = ljsig__mix(h, (uint8_t)(r >> (8 * k)));
-		}
+		if (at && target &&
+		    (err = target(lo + (uint64_t)(int64_t)(i + x.len) + (uint64_t)(int64_t)rel, arg)))
+			return err;
 		i += x.len;
 	}
 	*out = h;
 	return 0;
 }
 
-int ljsig__base(const uint8_t *code, size_t len, uint64_t *out)
+int ljsig__sig(uint64_t base, size_t len, const uint64_t *reached, size_t n, uint64_t *out)
 {
-	return len ? ljsig__walk(code, len, 0, NULL, NULL, out) : -EINVAL;
-}
+	uint64_t h = base;
+	size_t i, k;
 
-int ljsig__hash(const uint8_t *code, size_t len, uint64_t lo, ljsig_ref_fn ref, void *arg,
-		uint64_t *out)
-{
 	if (len < LJSIG_MIN_LEN)
 		return -EINVAL;
-	return ljsig__walk(code, len, lo, ref, arg, out);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 8; k++)
+			h = ljsig__mix(h, (uint8_t)(reached[i] >> (8 * k)));
+	*out = h;
+	return 0;
 }
 
 /* The data of version, or NULL. */

@@ -43,21 +43,23 @@
 
 #define LJSIG_MIN_LEN	24	/* shorter code is too common to tell functions apart */
 
-/* What a field reaching to (a link-time address) outside the function adds
- * to its signature: the base signature of the function starting at to, or
- * 0. */
-typedef uint64_t (*ljsig_ref_fn)(uint64_t to, void *arg);
+/* Told each link-time address to that a field of the code reaches outside
+ * the function, in the order of the code; non-zero stops the scan and is
+ * returned. */
+typedef int (*ljsig_target_fn)(uint64_t to, void *arg);
 
-/* The base signature of a function's code (len bytes, the whole function,
- * as its FDE bounds it).  0; -EINVAL when the bytes are not whole
- * instructions x86insn.h knows (or len is 0). */
-int ljsig__base(const uint8_t *code, size_t len, uint64_t *out);
-
-/* The signature of a function's code (len bytes at link-time address lo),
- * ref giving what each field reaching outside adds.  0; -EINVAL when len <
- * LJSIG_MIN_LEN or the bytes are not whole instructions x86insn.h knows. */
-int ljsig__hash(const uint8_t *code, size_t len, uint64_t lo, ljsig_ref_fn ref, void *arg,
+/* The base signature of a function's code (len bytes at link-time address
+ * lo, the whole function as its FDE bounds it), and through target (may be
+ * NULL) the addresses it reaches.  0; -EINVAL when the bytes are not whole
+ * instructions x86insn.h knows (or len is 0); target's error. */
+int ljsig__base(const uint8_t *code, size_t len, uint64_t lo, ljsig_target_fn target, void *arg,
 		uint64_t *out);
+
+/* The signature of a function of len bytes from its base signature and,
+ * for each address ljsig__base reported, in order, the base signature of
+ * the function starting there or 0 (reached[0 .. n)).  0, or -EINVAL when
+ * len < LJSIG_MIN_LEN. */
+int ljsig__sig(uint64_t base, size_t len, const uint64_t *reached, size_t n, uint64_t *out);
 
 /* The function that has signature hash in the data of version
  * (ljnames__ircall's list name; its clone suffix, such as .isra.0, left

@@ -122,21 +122,31 @@ static void check_opcodes(void)
 	}
 }
 
-/* ljsig_ref_fn: what every target adds, *arg (and the targets seen). */
-struct refs {
-	uint64_t adds;
+/* ljsig_target_fn: the addresses reached. */
+struct targets {
 	uint64_t to[4];
 	size_t n;
 };
 
-static uint64_t ref_const(uint64_t to, void *arg)
+static int collect(uint64_t to, void *arg)
 {
-	struct refs *r = arg;
+	struct targets *t = arg;
 
-	if (r->n < 4)
-		r->to[r->n] = to;
-	r->n++;
-	return r->adds;
+	if (t->n < 4)
+		t->to[t->n] = to;
+	t->n++;
+	return 0;
+}
+
+/* The signature of code (lo at 0x1000) whose every reached function has
+ * base signature adds. */
+static int sig_of(const uint8_t *c, size_t len, uint64_t adds, uint64_t *out)
+{
+	struct targets t = { { 0 }, 0 };
+	uint64_t base, reached[4] = { adds, adds, adds, adds };
+	int err = ljsig__base(c, len, 0x1000, collect, &t, &base);
+
+	return err ? err : ljsig__sig(base, len, reached, t.n < 4 ? t.n : 4, out);
 }
 
 /* The signature ignores what the layout changes (a call's rel32 to another
@@ -146,7 +156,7 @@ static void check_signature(void)
 {
 	uint8_t a[32], b[32];
 	uint64_t ha, hb;
-	struct refs r = { 7, { 0 }, 0 };
+	struct targets t = { { 0 }, 0 };
 	size_t i;
 
 	/* lea X(%rip),%rdi; call elsewhere; jne +2 (inside); 13 x nop; ret */
@@ -160,31 +170,31 @@ static void check_signature(void)
 	for (i = sizeof(code); i < 31; i++)
 		a[i] = 0x90;
 	a[31] = 0xc3;
-	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &ha) == 0);
-	CHECK(r.n == 2 && r.to[0] == 0x1000 + 7 + 0x302010 && r.to[1] == 0x1000 + 12 + 0x1000);
+	CHECK(ljsig__base(a, sizeof(a), 0x1000, collect, &t, &ha) == 0);
+	CHECK(t.n == 2 && t.to[0] == 0x1000 + 7 + 0x302010 && t.to[1] == 0x1000 + 12 + 0x1000);
+	CHECK(sig_of(a, sizeof(a), 7, &ha) == 0);
 	memcpy(b, a, sizeof(b));
 	b[3] ^= 0x55;		/* another data address */
 	b[9] ^= 0x77;		/* another callee address */
-	CHECK(ljsig__hash(b, sizeof(b), 0x5000, ref_const, &r, &hb) == 0 && ha == hb);
-	r.adds = 8;		/* another callee's code */
-	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
-	r.adds = 7;
+	CHECK(sig_of(b, sizeof(b), 7, &hb) == 0 && ha == hb);
+	CHECK(sig_of(a, sizeof(a), 8, &hb) == 0 && ha != hb);	/* another callee's code */
 	memcpy(b, a, sizeof(b));
 	b[14] = 0x04;		/* another branch inside the function */
-	CHECK(ljsig__hash(b, sizeof(b), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
+	CHECK(sig_of(b, sizeof(b), 7, &hb) == 0 && ha != hb);
 	memcpy(b, a, sizeof(b));
 	b[2] = 0x35;		/* another register */
-	CHECK(ljsig__hash(b, sizeof(b), 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
-	CHECK(ljsig__hash(a, sizeof(a) - 1, 0x1000, ref_const, &r, &hb) == 0 && ha != hb);
-	CHECK(ljsig__hash(a, LJSIG_MIN_LEN - 1, 0x1000, ref_const, &r, &hb) == -EINVAL);
-	CHECK(ljsig__base(a + 31, 1, &hb) == 0);	/* a ret: any length has a base signature */
-	CHECK(ljsig__base(a, 0, &hb) == -EINVAL);
-	CHECK(ljsig__base(a, sizeof(a), &ha) == 0 && ljsig__base(b, sizeof(b), &hb) == 0 && ha != hb);
+	CHECK(sig_of(b, sizeof(b), 7, &hb) == 0 && ha != hb);
+	CHECK(sig_of(a, sizeof(a) - 1, 7, &hb) == 0 && ha != hb);	/* another length */
+	CHECK(sig_of(a, LJSIG_MIN_LEN - 1, 7, &hb) == -EINVAL);
+	CHECK(ljsig__base(a + 31, 1, 0, NULL, NULL, &hb) == 0);	/* a ret: any length has a base signature */
+	CHECK(ljsig__base(a, 0, 0, NULL, NULL, &hb) == -EINVAL);
+	CHECK(ljsig__base(a, sizeof(a), 0, NULL, NULL, &ha) == 0 &&
+	      ljsig__base(b, sizeof(b), 0, NULL, NULL, &hb) == 0 && ha != hb);
 	memcpy(b, a, sizeof(b));
 	b[9] ^= 0x77;
-	CHECK(ljsig__base(b, sizeof(b), &hb) == 0 && ha == hb);
+	CHECK(ljsig__base(b, sizeof(b), 0, NULL, NULL, &hb) == 0 && ha == hb);
 	a[20] = 0x06;		/* not an instruction */
-	CHECK(ljsig__hash(a, sizeof(a), 0x1000, ref_const, &r, &hb) == -EINVAL);
+	CHECK(sig_of(a, sizeof(a), 7, &hb) == -EINVAL);
 	CHECK(!ljsig__name("no such source", ha));
 	CHECK(!ljsig__known("no such source"));
 	CHECK(ljsig__known("LuaJIT 2.1 (2022-03)") && ljsig__known("OpenResty luajit2 2.1-20230119"));
