@@ -24,7 +24,6 @@
 #define FUNCS_VM_MAX_CALLS	256	/* distinct interpreter call targets followed */
 #define FUNCS_SAVED_ENTRY	12	/* a saved name's lo (u64) and size (u32) */
 
-
 static const char *const func_how_names[FUNC__MAX] = {
 	"unnamed", "symtab", "dynsym", "luajit",
 };
@@ -257,7 +256,6 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 	int err = 0;
 
 	*fits = 1;
-
 	if (!f->lj_version || f->n > UINT32_MAX)
 		goto out;
 	if (ehframe__find_lj_vm(eh, &lv) == 0 && (r = funcs__starting(f, lv.lo)) != NULL)
