@@ -56,8 +56,10 @@ static void perm_hint(char *errbuf, size_t errlen, const char *what, int err)
 		 what, strerror(err));
 }
 
-/* Open a cpu-clock sampling event on one CPU, all tasks. */
-static int open_cpu_clock(int cpu, uint32_t freq)
+/* Open a cpu-clock sampling event on one CPU, all tasks; with
+ * exclude_idle, the ticks of the idle task do not run the program (they are
+ * never a target's). */
+static int open_cpu_clock(int cpu, uint32_t freq, int exclude_idle)
 {
 	struct perf_event_attr attr;
 
@@ -67,6 +69,7 @@ static int open_cpu_clock(int cpu, uint32_t freq)
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	attr.freq = 1;
 	attr.sample_freq = freq;
+	attr.exclude_idle = !!exclude_idle;
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -151,7 +154,7 @@ int bpfload__init(struct bpfload *bl, const struct bpfload_opts *o, char *errbuf
 		goto out;
 	}
 	for (cpu = 0; cpu < bl->ncpus; cpu++) {
-		bl->pfd[cpu] = open_cpu_clock(cpu, o->freq_hz);
+		bl->pfd[cpu] = open_cpu_clock(cpu, o->freq_hz, !o->filter_all);
 		if (bl->pfd[cpu] < 0) {
 			err = -errno;
 			bl->pfd[cpu] = -1;
