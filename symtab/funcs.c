@@ -209,68 +209,94 @@ out:
 	return err;
 }
 
-/* Add to *e the direct calls, jumps and address references of range i
- * (code c) to the first address of another range (not the VM's), and its
- * calls of its own first address (recursion), each target once, and to
- * *kind what makes each (LJCG_EDGE_*, ORed; funcs__next_branch). */
-static int funcs__calls_of(struct funcs *f, size_t i, size_t vm, const uint8_t *c, size_t len,
-			   uint32_t **e, uint8_t **kind, size_t *ne, size_t *cap, size_t *kcap)
+/* The direct calls, jumps and address references between the ranges of
+ * a file, for the call graph (ljnames__callgraph's edges). */
+struct funcs_calls {
+	uint32_t *e;		/* n pairs (from, to) of range indices */
+	uint8_t *kind;		/* per pair: LJCG_EDGE_*, ORed */
+	size_t n, cap, kcap;
+	size_t vm;		/* the interpreter's range, or LJCG_NO_RANGE */
+};
+
+static void funcs_calls__exit(struct funcs_calls *c)
+{
+	free(c->e);
+	free(c->kind);
+}
+
+/* Add to c the direct calls, jumps and address references of range i
+ * (code cd) to the first address of another range (not the VM's), and its
+ * calls of its own first address (recursion), each target once, with what
+ * makes each (LJCG_EDGE_*, ORed; funcs__next_branch). */
+static int funcs__calls_of(struct funcs *f, size_t i, const uint8_t *cd, size_t len,
+			   struct funcs_calls *c)
 {
 	struct func_range *r;
-	size_t pos = 0, k, first = *ne;
+	size_t pos = 0, k, first = c->n;
 	uint8_t how;
 
-	while ((r = funcs__next_branch(f, c, len, f->v[i].lo, 1, &pos, &how)) != NULL) {
+	while ((r = funcs__next_branch(f, cd, len, f->v[i].lo, 1, &pos, &how)) != NULL) {
 		uint32_t to = (uint32_t)(r - f->v);
 
-		if (to == vm || (to == i && how != LJCG_EDGE_CALL))
+		if (to == c->vm || (to == i && how != LJCG_EDGE_CALL))
 			continue;	/* a jump to itself may be a loop's */
-		for (k = first; k < *ne && (*e)[2 * k + 1] != to; k++)
+		for (k = first; k < c->n && c->e[2 * k + 1] != to; k++)
 			;
-		if (k < *ne) {
-			(*kind)[k] |= how;
+		if (k < c->n) {
+			c->kind[k] |= how;
 			continue;
 		}
-		if (VEC_GROW(*e, cap, 2 * (*ne + 1)) != 0 || VEC_GROW(*kind, kcap, *ne + 1) != 0)
+		if (VEC_GROW(c->e, &c->cap, 2 * (c->n + 1)) != 0 ||
+		    VEC_GROW(c->kind, &c->kcap, c->n + 1) != 0)
 			return -ENOMEM;
-		(*e)[2 * *ne] = (uint32_t)i;
-		(*e)[2 * *ne + 1] = to;
-		(*kind)[*ne] = how;
-		(*ne)++;
+		c->e[2 * c->n] = (uint32_t)i;
+		c->e[2 * c->n + 1] = to;
+		c->kind[c->n] = how;
+		c->n++;
 	}
 	return 0;
 }
 
-/* Names from the calls between ranges (ljnames__callgraph), once the IR
- * call table said which LuaJIT source this is.  *fits set to 0 when there
- * is a graph for it and the named ranges' calls contradict it. */
-static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct ehframe *eh,
-			     int *fits)
+/* The calls between the ranges of f, read from the code of ef, into c
+ * (zeroed first; funcs_calls__exit frees it).  0 or -ENOMEM. */
+static int funcs__calls(struct funcs *f, struct elf_file *ef, const struct ehframe *eh,
+			struct funcs_calls *c)
 {
-	const char **names = NULL;
-	uint32_t *e = NULL;
-	uint8_t *code = NULL, *kind = NULL;
-	size_t i, ne = 0, cap = 0, kcap = 0, ccap = 0, vm = LJCG_NO_RANGE, named = 0;
+	uint8_t *code = NULL;
+	size_t i, ccap = 0;
 	struct ehf_lj_vm lv;
 	struct func_range *r;
 	int err = 0;
 
-	*fits = 1;
-	if (!f->lj_version || f->n > UINT32_MAX)
-		goto out;
+	memset(c, 0, sizeof(*c));
+	c->vm = LJCG_NO_RANGE;
 	if (ehframe__find_lj_vm(eh, &lv) == 0 && (r = funcs__starting(f, lv.lo)) != NULL)
-		vm = (size_t)(r - f->v);
+		c->vm = (size_t)(r - f->v);
 	for (i = 0; i < f->n && !err; i++) {
 		size_t len = f->v[i].hi - f->v[i].lo;
 
-		if (i == vm || len > (16u << 20))
+		if (i == c->vm || len > (16u << 20))
 			continue;
 		if ((err = VEC_GROW(code, &ccap, len)) != 0)
-			goto out;
+			break;
 		if (elf_file__read(ef, f->v[i].lo, code, len) == 0)
-			err = funcs__calls_of(f, i, vm, code, len, &e, &kind, &ne, &cap, &kcap);
+			err = funcs__calls_of(f, i, code, len, c);
 	}
-	if (err)
+	free(code);
+	return err;
+}
+
+/* Names from the calls c between the ranges of f (ljnames__callgraph),
+ * once the IR call table said which LuaJIT source this is.  *fits set to 0
+ * when there is a graph for it and the named ranges' calls contradict it. */
+static int funcs__name_calls(struct funcs *f, const struct funcs_calls *c, int *fits)
+{
+	const char **names = NULL;
+	size_t i, named = 0;
+	int err = 0;
+
+	*fits = 1;
+	if (!f->lj_version || f->n > UINT32_MAX)
 		goto out;
 	if (!(names = malloc(f->n * sizeof(*names)))) {
 		err = -ENOMEM;
@@ -278,7 +304,7 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 	}
 	for (i = 0; i < f->n; i++)
 		names[i] = f->v[i].name;
-	err = ljnames__callgraph(f->lj_version, names, f->n, vm, e, kind, ne, &named);
+	err = ljnames__callgraph(f->lj_version, names, f->n, c->vm, c->e, c->kind, c->n, &named);
 	*fits = err != -ENOENT || !ljnames__callgraph_known(f->lj_version);
 	if (err == -ENOENT || err == -EINVAL)
 		err = 0;	/* no graph for it, or it does not fit: nothing named */
@@ -291,9 +317,6 @@ static int funcs__name_calls(struct funcs *f, struct elf_file *ef, const struct 
 	}
 out:
 	free(names);
-	free(code);
-	free(e);
-	free(kind);
 	return err;
 }
 
@@ -412,6 +435,7 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 	struct elf_rels rels = { NULL, 0, 0 };
 	struct ehframe eh;
 	const char **bysig = NULL;	/* the names signatures gave */
+	struct funcs_calls calls = { NULL, NULL, 0, 0, 0, LJCG_NO_RANGE };
 	int fits = 1, err = funcs__ranges(ef, out, &eh);
 
 	if (err)
@@ -429,20 +453,23 @@ int funcs__new(struct elf_file *ef, struct funcs **out)
 		err = -ENOMEM;
 	if (!err && (*out)->n)
 		err = funcs__name_sigs(*out, ef, bysig);
+	if (!err && (*out)->n && (*out)->lj_version && (*out)->n <= UINT32_MAX)
+		err = funcs__calls(*out, ef, &eh, &calls);
 	if (!err && (*out)->n)
-		err = funcs__name_calls(*out, ef, &eh, &fits);
+		err = funcs__name_calls(*out, &calls, &fits);
 	if (!err && !fits && (*out)->lj_signames) {
 		/* the named calls contradict LuaJIT's call graph: a signature's
 		 * name may be wrong, so try without them; if the graph does not
 		 * fit without them either, they were not the cause: keep them */
 		funcs__set_names(*out, bysig, 0);
-		err = funcs__name_calls(*out, ef, &eh, &fits);
+		err = funcs__name_calls(*out, &calls, &fits);
 		if (!err && !fits)
 			funcs__set_names(*out, bysig, 1);
 	}
 	if (!err && (*out)->n)	/* after the call graph: its names are the anchors */
 		err = funcs__name_libs(*out, &rels);
 	elf_rels__exit(&rels);
+	funcs_calls__exit(&calls);
 	free(bysig);
 	if (err) {
 		funcs__delete(*out);
