@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "daemon/record.h"
 #include "symtab/ksyms.h"
+#include "symtab/vec.h"
 
 #define KALLSYMS_MAX	(256u << 20)	/* a larger file is refused */
 
@@ -106,13 +107,6 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t a)
 			hi = mid;
 	}
 	return lo;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Add the line at p (its address a) to k. */
@@ -231,7 +225,7 @@ static int needed(const struct klines *kl, const uint64_t *ips, size_t n, uint64
 		if (has[g])
 			need[m++] = nxt[g];
 	}
-	qsort(need, m, sizeof(*need), cmp_u64);
+	qsort(need, m, sizeof(*need), vec__cmp_u64);
 	*nneed = m;
 out:
 	free(best);
@@ -259,7 +253,7 @@ static int select_ksyms(const char *path, const uint64_t *ips0, size_t n, struct
 	if (err)
 		goto out;
 	memcpy(ips, ips0, n * sizeof(*ips));
-	qsort(ips, n, sizeof(*ips), cmp_u64);
+	qsort(ips, n, sizeof(*ips), vec__cmp_u64);
 	err = needed(&kl, ips, n, need, &nneed);
 	if (err)
 		goto out;

@@ -25,13 +25,6 @@ static int funcs__same_function(const char *a, const char *b)
 	return la == lb && !memcmp(a, b, la);
 }
 
-static int funcs__u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The addresses the ranges' code reaches, all ranges' in one vector. */
 struct funcs_targets {
 	uint64_t *to;
@@ -148,13 +141,13 @@ int funcs__name_sigs(struct funcs *f, struct elf_file *ef, const char **bysig)
 	for (i = 0; i < f->n; i++)
 		if (has[i] && (name[i] = ljsig__name(f->lj_version, h[i])))
 			sorted[ns++] = h[i];
-	qsort(sorted, ns, sizeof(*sorted), funcs__u64_cmp);
+	qsort(sorted, ns, sizeof(*sorted), vec__cmp_u64);
 	for (i = 0; i < f->n; i++) {
 		const uint64_t *at;
 
 		if (!name[i])
 			continue;
-		at = bsearch(&h[i], sorted, ns, sizeof(*sorted), funcs__u64_cmp);
+		at = bsearch(&h[i], sorted, ns, sizeof(*sorted), vec__cmp_u64);
 		if ((at > sorted && at[-1] == h[i]) || (at + 1 < sorted + ns && at[1] == h[i])) {
 			name[i] = NULL;		/* two ranges have it */
 			continue;

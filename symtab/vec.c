@@ -33,3 +33,11 @@ int vec__grow_slow(void *pv, size_t *cap, size_t elem, size_t need)
 	*cap = ncap;
 	return 0;
 }
+
+/* Ascending uint64_t; see vec.h. */
+int vec__cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}

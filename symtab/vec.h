@@ -36,4 +36,7 @@ static inline int vec__grow(void *pv, size_t *cap, size_t elem, size_t need)
 /* vec__grow with the element size taken from the array pointer p. */
 #define VEC_GROW(p, capp, need)	vec__grow(&(p), (capp), sizeof(*(p)), (need))
 
+/* The qsort and bsearch order of an array of uint64_t, ascending. */
+int vec__cmp_u64(const void *a, const void *b);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab/vec.h"
 #include "unwind/detect/ljdetect.h"
 
 #define LJD_G_SCAN	16384	/* bytes after g searched (GG_State is < 7 KiB) */
@@ -77,13 +78,6 @@ static int ljd__plausible(const struct lj_layout *lay, uint64_t v)
 	       (lay->ref_size == 8 || v <= UINT32_MAX);
 }
 
-static int u64__cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* A global_State among the words a thread saved (see ljdetect.h). */
 int lj_detect__g_from_words(const struct lj_layout *lay, const struct memsrc *ms,
 			    const uint64_t *w, size_t n, uint32_t max_reads, uint64_t *g)
@@ -107,7 +101,7 @@ int lj_detect__g_from_words(const struct lj_layout *lay, const struct memsrc *ms
 			c[nc++] = w[i];
 	/* Each value once; the order of the words does not matter, as at most
 	 * one global_State validates in a process with one VM. */
-	qsort(c, nc, sizeof(*c), u64__cmp);
+	qsort(c, nc, sizeof(*c), vec__cmp_u64);
 	for (i = 0; i < nc && reads < max_reads; i++) {
 		if (i && c[i] == c[i - 1])
 			continue;
