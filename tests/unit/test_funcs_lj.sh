@@ -43,6 +43,11 @@ SIG_MIN_AMALG=700
 rc=0
 # sigs OUT: the signature names test_funcs reported in OUT
 sigs() { sed -n 's/.*, signatures \([0-9]*\),.*/\1/p' "$1"; }
+# need_sigs OUT WHAT: at least SIG_MIN_AMALG of them, else a failure
+need_sigs() {
+	[ "$(sigs "$1")" -ge $SIG_MIN_AMALG ] ||
+		{ echo "FAIL: $2: $(sigs "$1") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; }
+}
 for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-20230119" \
 	"up-amalg:LuaJIT 2.1 (2022-03)" "or-amalg:OpenResty luajit2 2.1-20230119"; do
 	v=${pair%%:*}
@@ -52,8 +57,7 @@ for pair in "up-nogc64:LuaJIT 2.1 (2022-03)" "or-dualnum:OpenResty luajit2 2.1-2
 	"$T" "$TMPD/$v" "$dir/luajit" "${pair#*:}" > "$TMPD/$v.out" || rc=1
 	cat "$TMPD/$v.out"
 	case $v in
-	*-amalg) [ "$(sigs "$TMPD/$v.out")" -ge $SIG_MIN_AMALG ] ||
-		{ echo "FAIL: $v: $(sigs "$TMPD/$v.out") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; } ;;
+	*-amalg) need_sigs "$TMPD/$v.out" "$v" ;;
 	esac
 	echo "# $v, unstripped (its copy names as it does)"
 	"$T" "$dir/luajit" "$dir/luajit" "${pair#*:}" || rc=1
@@ -69,8 +73,7 @@ for pair in "/usr/bin/luajit:LuaJIT 2.1 (2022-03)" \
 	echo "# $lj"
 	"$T" "$lj" "$lj" "${pair#*:}" > "$TMPD/deb.out" || rc=1
 	cat "$TMPD/deb.out"
-	[ "$(sigs "$TMPD/deb.out")" -ge $SIG_MIN_AMALG ] ||
-		{ echo "FAIL: $lj: $(sigs "$TMPD/deb.out") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; }
+	need_sigs "$TMPD/deb.out" "$lj"
 done
 LJA=/usr/lib/x86_64-linux-gnu/libluajit-5.1.a
 if [ -r "$LJA" ] && cflags=$(pkg-config --cflags luajit 2>/dev/null); then
@@ -81,8 +84,7 @@ if [ -r "$LJA" ] && cflags=$(pkg-config --cflags luajit 2>/dev/null); then
 	echo "# ljembed.c linked with $LJA"
 	"$T" "$TMPD/embed.strip" "$TMPD/embed" > "$TMPD/embed.out" || rc=1
 	cat "$TMPD/embed.out"
-	[ "$(sigs "$TMPD/embed.out")" -ge $SIG_MIN_AMALG ] ||
-		{ echo "FAIL: embed: $(sigs "$TMPD/embed.out") ranges named by signatures (< $SIG_MIN_AMALG)"; rc=1; }
+	need_sigs "$TMPD/embed.out" embed
 fi
 python3 - "$TMPD/up-amalg" "$TMPD/swapped" <<'PY' || fail "cannot swap two names"
 import sys
