@@ -8,6 +8,12 @@
  * (the reader's own buffer is reused by its next call), an error message,
  * or the end.  The slot the caller holds is given back at its next call:
  * the thread fills at most RR_SLOTS - 1 slots ahead of the caller.
+ *
+ * A side that finds the ring full (the thread) or empty (the caller) sleeps
+ * until the other has moved RR_WAKE slots, or the thread has reached the
+ * end: woken at every slot, the two took turns at each sample, and each turn
+ * cost two futex calls and two context switches, about as much as the
+ * sample's own work.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,7 +23,8 @@
 #include "daemon/report_read.h"
 #include "symtab/vec.h"
 
-#define RR_SLOTS	64
+#define RR_SLOTS	128
+#define RR_WAKE		(RR_SLOTS / 2)	/* slots moved before a sleeper is woken */
 
 enum rr_what { RR_SAMPLE, RR_ERROR, RR_END, RR_NOMEM };
 
@@ -41,6 +48,8 @@ struct report_reader {
 	uint64_t head, tail;		/* slots filled / taken so far; the caller
 					 * holds slot tail - 1 */
 	int stop;			/* close: the thread ends at its next wait */
+	int thread_waits;		/* the thread sleeps on freed (ring full) */
+	int caller_waits;		/* the caller sleeps on filled (ring empty) */
 	struct snapfile_rec rec;	/* the last record read without a thread */
 };
 
@@ -103,8 +112,11 @@ static void *rr__main(void *arg)
 	for (;;) {
 		ret = rr__read(rr, &rec);
 		pthread_mutex_lock(&rr->mu);
-		while (!rr->stop && rr->head - rr->tail >= RR_SLOTS - 1)
-			pthread_cond_wait(&rr->freed, &rr->mu);	/* one slot stays the caller's */
+		while (!rr->stop && rr->head - rr->tail >= RR_SLOTS - 1) {
+			rr->thread_waits = 1;	/* one slot stays the caller's */
+			pthread_cond_wait(&rr->freed, &rr->mu);
+		}
+		rr->thread_waits = 0;
 		if (rr->stop) {
 			pthread_mutex_unlock(&rr->mu);
 			return NULL;
@@ -114,7 +126,9 @@ static void *rr__main(void *arg)
 		slot__fill(rr, sl, ret, &rec);
 		pthread_mutex_lock(&rr->mu);
 		rr->head++;
-		pthread_cond_signal(&rr->filled);
+		if (rr->caller_waits && (rr->head - rr->tail >= RR_WAKE || sl->what == RR_END ||
+					 sl->what == RR_NOMEM))
+			pthread_cond_signal(&rr->filled);
 		pthread_mutex_unlock(&rr->mu);
 		if (sl->what == RR_END || sl->what == RR_NOMEM)
 			return NULL;
@@ -164,11 +178,15 @@ int report_reader__next(struct report_reader *rr, const struct ljs_sample **s, u
 		return ret < 0 ? -1 : ret > 0;
 	}
 	pthread_mutex_lock(&rr->mu);
-	while (rr->head == rr->tail)
+	while (rr->head == rr->tail) {
+		rr->caller_waits = 1;
 		pthread_cond_wait(&rr->filled, &rr->mu);
+	}
+	rr->caller_waits = 0;
 	sl = &rr->slot[rr->tail % RR_SLOTS];
 	rr->tail++;	/* and the slot taken last time is free again */
-	pthread_cond_signal(&rr->freed);
+	if (rr->thread_waits && rr->head - rr->tail < RR_SLOTS - RR_WAKE)
+		pthread_cond_signal(&rr->freed);
 	pthread_mutex_unlock(&rr->mu);
 	switch (sl->what) {
 	case RR_SAMPLE:
