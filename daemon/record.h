@@ -60,6 +60,9 @@ struct record_rate {
 	int unmeasured;		/* no run-time statistics: not bounded */
 	int stop;		/* the rate could not be changed */
 	uint64_t t_ns, run_ns, runs, samples;	/* at the last measurement */
+	int by_busy;		/* the events skip the idle task: runs are counted
+				 * against the CPUs' busy time, not the wall clock */
+	int64_t busy;		/* their busy clock ticks then (/proc/stat), or -1 */
 	uint64_t cost_ns;	/* BPF run time per target sample, last measured */
 	uint64_t limited;	/* times the cost lowered the rate or held it below -F */
 	uint64_t limited_at;	/* when it first did */

@@ -28,7 +28,14 @@
  *  - it also counts the program's runs against the timer periods: when
  *    fewer than half of them ran, the interrupts take longer than their
  *    period (the hrtimer skips what it missed) and the rate is halved; the
- *    rate is raised only while at least 80% of them run;
+ *    rate is raised only while at least 80% of them run.  Without -a the
+ *    events skip the idle task (bpfload.c), so a CPU has periods only while
+ *    it is busy: the runs are counted against the sampled CPUs' busy time
+ *    (/proc/stat: user, nice, system, irq, softirq), not against the wall
+ *    clock, which would hold a target that is idle half of the time at
+ *    RECORD_FREQ_START.  Busy time comes in clock ticks (USER_HZ, 10 ms):
+ *    an interval with fewer than RATE_MIN_BUSY_TICKS of them does not tell
+ *    (a storm of interrupts keeps its CPU busy, so it is always told);
  *  - the first limitation is said; each is counted, and so is the time
  *    spent below -F since the first (STATS rate_limited, rate_limited_ns,
  *    freq_final_hz, sample_cost_ns).
@@ -43,13 +50,18 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "daemon/record.h"
 
 /* How often the cost is measured, and the fewest target samples a
  * measurement of the cost per sample needs. */
 #define RATE_CHECK_NS		100000000ull
 #define RATE_MIN_SAMPLES	16
+/* The fewest busy clock ticks an interval needs to tell how many of its
+ * periods ran (a tick more or less is then 10% at most). */
+#define RATE_MIN_BUSY_TICKS	10
 
 /* The BPF program's run time and runs, and the target samples so far; 0 or -1. */
 static int rate_read(struct recorder *rc, uint64_t *run_ns, uint64_t *runs, uint64_t *samples)
@@ -58,6 +70,34 @@ static int rate_read(struct recorder *rc, uint64_t *run_ns, uint64_t *runs, uint
 	    bpfload__counter(&rc->bl, LJS_ERR_SAMPLES, samples))
 		return -1;
 	return 0;
+}
+
+/* The busy clock ticks of the CPUs with an event (/proc/stat "cpuN" lines:
+ * user, nice, system, irq and softirq; not idle, iowait or steal, when the
+ * CPU ran nothing or the hypervisor ran something else), or -1. */
+static int64_t busy_ticks(const struct recorder *rc)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[7];
+	char line[512];
+	int64_t sum = 0;
+	int cpu, found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6]) != 8)
+			continue;
+		if (cpu < 0 || cpu >= rc->bl.ncpus || rc->bl.pfd[cpu] < 0)
+			continue;
+		sum += (int64_t)(v[0] + v[1] + v[2] + v[5] + v[6]);
+		found++;
+	}
+	fclose(f);
+	return found ? sum : -1;
 }
 
 /* Are the run-time statistics on for everyone (kernel.bpf_stats_enabled)? */
@@ -104,6 +144,8 @@ void record_rate__start(struct recorder *rc, uint64_t now)
 	r->t_ns = now;
 	for (cpu = 0; cpu < rc->bl.ncpus; cpu++)
 		r->ncpus += rc->bl.pfd[cpu] >= 0;
+	r->by_busy = !rc->o.all;	/* bpfload.c: exclude_idle without -a */
+	r->busy = r->by_busy ? busy_ticks(rc) : -1;
 	if ((rc->bl.stats_fd < 0 && !stats_sysctl_on()) ||
 	    rate_read(rc, &r->run_ns, &r->runs, &r->samples)) {
 		r->unmeasured = 1;
@@ -144,15 +186,28 @@ static void rate_limit(struct recorder *rc, uint64_t now, uint32_t hz, const cha
 void record_rate__check(struct recorder *rc, uint64_t now)
 {
 	struct record_rate *r = &rc->rate;
-	double bound = rc->o.max_cpu_pct / 100.0, cost_ns = 0, delivered;
+	double bound = rc->o.max_cpu_pct / 100.0, cost_ns = 0, delivered = -1;
 	uint64_t run_ns, runs, samples, next;
+	int64_t busy = -1;
+	long hz;
 	char why[160];
 
 	if (r->unmeasured || r->stop || now - r->t_ns < RATE_CHECK_NS)
 		return;
 	if (rate_read(rc, &run_ns, &runs, &samples))
 		return;
-	delivered = (double)(runs - r->runs) * 1e9 / ((double)(now - r->t_ns) * r->freq * r->ncpus);
+	/* The share of the periods that ran, or -1 when the interval does not
+	 * tell (see the top of the file). */
+	if (!r->by_busy) {
+		delivered = (double)(runs - r->runs) * 1e9 /
+			    ((double)(now - r->t_ns) * r->freq * r->ncpus);
+	} else if ((busy = busy_ticks(rc)) >= 0 && r->busy >= 0 &&
+		   busy - r->busy >= RATE_MIN_BUSY_TICKS && (hz = sysconf(_SC_CLK_TCK)) > 0) {
+		delivered = (double)(runs - r->runs) * (double)hz /
+			    ((double)(busy - r->busy) * r->freq);
+	}
+	if (r->by_busy)
+		r->busy = busy;
 	if (samples - r->samples >= RATE_MIN_SAMPLES) {
 		cost_ns = (double)(run_ns - r->run_ns) / (double)(samples - r->samples);
 		r->cost_ns = (uint64_t)cost_ns;
@@ -166,16 +221,16 @@ void record_rate__check(struct recorder *rc, uint64_t now)
 		snprintf(why, sizeof(why), "the BPF program takes %.1f us per sample, %.0f%% of a "
 			 "CPU at %u Hz", cost_ns / 1000, cost_ns * r->freq / 1e7, r->freq);
 		rate_limit(rc, now, (uint32_t)(bound * 1e9 / cost_ns * 0.75) + 1, why);
-	} else if (delivered < 0.5 && r->freq > RECORD_FREQ_START) {
+	} else if (delivered >= 0 && delivered < 0.5 && r->freq > RECORD_FREQ_START) {
 		snprintf(why, sizeof(why), "at %u Hz only %.0f%% of the sampling interrupts ran: "
 			 "they take longer than their period", r->freq, delivered * 100);
 		rate_limit(rc, now, r->freq / 2, why);
 	} else if (r->freq < rc->o.freq) {
-		if (delivered >= 0.8 && cost_ns * next / 1e9 <= bound) {
+		if ((delivered < 0 || delivered >= 0.8) && cost_ns * next / 1e9 <= bound) {
 			rate_set(rc, (uint32_t)next);
 			return;
 		}
-		if (delivered < 0.8)
+		if (delivered >= 0 && delivered < 0.8)
 			snprintf(why, sizeof(why), "at %u Hz only %.0f%% of the sampling interrupts "
 				 "ran", r->freq, delivered * 100);
 		else

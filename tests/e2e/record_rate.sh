@@ -8,6 +8,14 @@
 #     once, and counts it (STATS rate_limited > 0, freq_final_hz < -F).
 #  3. The summary's "bytes per sample in the file" is the file's size over
 #     its samples (it counted only what had been flushed, once a second).
+#  4. -F 4999 on a LuaJIT loop that sleeps half of the time: the rate
+#     reaches -F (freq_final_hz, no limitation) and the samples are at
+#     least half of 4999 per second of the target's CPU time (its own
+#     os.clock(), the ground truth).  The events skip the idle task, so a
+#     CPU has sampling periods only while it is busy; counted against the
+#     wall clock, too few of them "ran", and the rate stayed at 1000 Hz
+#     (a fifth of the samples).  The cost bound is raised to 50% so that
+#     only that count could hold the rate.
 # Presence and ratios only: no timings, no absolute counts.
 . "$(dirname "$0")/lib.sh"
 need_bpf
@@ -56,4 +64,29 @@ for c in fast slow; do
 	[ -n "$said" ] && [ "$said" -ge $(( want - 1 )) ] && [ "$said" -le $(( want + 1 )) ] ||
 		fail "$c: record said ${said:-nothing} bytes per sample, the file has $want"
 done
+
+# 4. a target idle half of the time
+cat > "$TMPD/half.lua" <<'EOF'
+local ffi = require("ffi")
+ffi.cdef("int usleep(unsigned int);")
+local x = 0
+for _ = 1, 50 do
+	local t = os.clock()
+	while os.clock() - t < 0.02 do for i = 1, 1000 do x = x + i end end
+	ffi.C.usleep(20000)
+end
+io.write(string.format("%.3f\n", os.clock()))
+EOF
+"$LJSNAP" record -F 4999 --max-cpu-percent 50 -o "$TMPD/half.ljsnap" -- luajit "$TMPD/half.lua" \
+	> "$TMPD/half.out" 2> "$TMPD/half.err" || { cat "$TMPD/half.err" >&2; fail "record -F 4999 failed"; }
+"$LJSNAP" info "$TMPD/half.ljsnap" > "$TMPD/half.info" || fail "ljsnap info failed"
+final=$(value freq_final_hz "$TMPD/half.info")
+limited=$(value rate_limited "$TMPD/half.info")
+n=$(value samples_written "$TMPD/half.info")
+cpu=$(tail -1 "$TMPD/half.out")
+note "half idle: freq_final_hz ${final:-?}, rate_limited ${limited:-?}, $n samples for $cpu s of CPU"
+[ "${final:-0}" = 4999 ] || { cat "$TMPD/half.err" >&2; fail "half idle: the rate ended at ${final:-?} Hz, not 4999"; }
+[ "${limited:-1}" = 0 ] || { cat "$TMPD/half.err" >&2; fail "half idle: the rate was limited"; }
+awk -v n="${n:-0}" -v c="${cpu:-0}" 'BEGIN { exit !(c > 0.3 && n >= 0.5 * 4999 * c) }' ||
+	fail "half idle: $n samples for $cpu s of CPU at 4999 Hz (fewer than half)"
 exit 0
