@@ -62,7 +62,9 @@ struct record_rate {
 	uint64_t t_ns, run_ns, runs, samples;	/* at the last measurement */
 	int by_busy;		/* the events skip the idle task: runs are counted
 				 * against the CPUs' busy time, not the wall clock */
-	int64_t busy;		/* their busy clock ticks then (/proc/stat), or -1 */
+	int64_t busy;		/* their busy clock ticks (/proc/stat) when the
+				 * interval of busy time started, or -1 */
+	uint64_t busy_runs;	/* the program's runs then */
 	uint64_t cost_ns;	/* BPF run time per target sample, last measured */
 	uint64_t limited;	/* times the cost lowered the rate or held it below -F */
 	uint64_t limited_at;	/* when it first did */

@@ -145,7 +145,7 @@ void record_rate__start(struct recorder *rc, uint64_t now)
 	for (cpu = 0; cpu < rc->bl.ncpus; cpu++)
 		r->ncpus += rc->bl.pfd[cpu] >= 0;
 	r->by_busy = !rc->o.all;	/* bpfload.c: exclude_idle without -a */
-	r->busy = r->by_busy ? busy_ticks(rc) : -1;
+	r->busy = -1;		/* the first check starts the first interval */
 	if ((rc->bl.stats_fd < 0 && !stats_sysctl_on()) ||
 	    rate_read(rc, &r->run_ns, &r->runs, &r->samples)) {
 		r->unmeasured = 1;
@@ -188,6 +188,7 @@ void record_rate__check(struct recorder *rc, uint64_t now)
 	struct record_rate *r = &rc->rate;
 	double bound = rc->o.max_cpu_pct / 100.0, cost_ns = 0, delivered = -1;
 	uint64_t run_ns, runs, samples, next;
+	uint32_t freq = r->freq;
 	int64_t busy = -1;
 	long hz;
 	char why[160];
@@ -197,17 +198,19 @@ void record_rate__check(struct recorder *rc, uint64_t now)
 	if (rate_read(rc, &run_ns, &runs, &samples))
 		return;
 	/* The share of the periods that ran, or -1 when the interval does not
-	 * tell (see the top of the file). */
+	 * tell (see the top of the file).  By busy time, the runs and ticks
+	 * add up over the checks at one rate until there are enough ticks; a
+	 * rate up to RECORD_FREQ_START that is -F has no use for it, and then
+	 * /proc/stat is not read. */
 	if (!r->by_busy) {
 		delivered = (double)(runs - r->runs) * 1e9 /
 			    ((double)(now - r->t_ns) * r->freq * r->ncpus);
-	} else if ((busy = busy_ticks(rc)) >= 0 && r->busy >= 0 &&
+	} else if ((r->freq > RECORD_FREQ_START || r->freq < rc->o.freq) &&
+		   (busy = busy_ticks(rc)) >= 0 && r->busy >= 0 &&
 		   busy - r->busy >= RATE_MIN_BUSY_TICKS && (hz = sysconf(_SC_CLK_TCK)) > 0) {
-		delivered = (double)(runs - r->runs) * (double)hz /
+		delivered = (double)(runs - r->busy_runs) * (double)hz /
 			    ((double)(busy - r->busy) * r->freq);
 	}
-	if (r->by_busy)
-		r->busy = busy;
 	if (samples - r->samples >= RATE_MIN_SAMPLES) {
 		cost_ns = (double)(run_ns - r->run_ns) / (double)(samples - r->samples);
 		r->cost_ns = (uint64_t)cost_ns;
@@ -228,16 +231,22 @@ void record_rate__check(struct recorder *rc, uint64_t now)
 	} else if (r->freq < rc->o.freq) {
 		if ((delivered < 0 || delivered >= 0.8) && cost_ns * next / 1e9 <= bound) {
 			rate_set(rc, (uint32_t)next);
-			return;
+		} else {
+			if (delivered >= 0 && delivered < 0.8)
+				snprintf(why, sizeof(why), "at %u Hz only %.0f%% of the sampling "
+					 "interrupts ran", r->freq, delivered * 100);
+			else
+				snprintf(why, sizeof(why), "the BPF program takes %.1f us per "
+					 "sample, %.0f%% of a CPU at %u Hz", cost_ns / 1000,
+					 cost_ns * next / 1e7, (uint32_t)next);
+			rate_limit(rc, now, r->freq, why);
 		}
-		if (delivered >= 0 && delivered < 0.8)
-			snprintf(why, sizeof(why), "at %u Hz only %.0f%% of the sampling interrupts "
-				 "ran", r->freq, delivered * 100);
-		else
-			snprintf(why, sizeof(why), "the BPF program takes %.1f us per sample, %.0f%% "
-				 "of a CPU at %u Hz", cost_ns / 1000, cost_ns * next / 1e7,
-				 (uint32_t)next);
-		rate_limit(rc, now, r->freq, why);
+	}
+	/* A new interval of busy time starts once this one told, at a new
+	 * rate, or without a start. */
+	if (r->by_busy && (delivered >= 0 || r->freq != freq || r->busy < 0 || busy < 0)) {
+		r->busy = busy;
+		r->busy_runs = runs;
 	}
 }
 
