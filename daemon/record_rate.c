@@ -50,7 +50,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "daemon/record.h"
@@ -243,8 +242,8 @@ void record_rate__check(struct recorder *rc, uint64_t now)
 		}
 	}
 	/* A new interval of busy time starts once this one told, at a new
-	 * rate, or without a start. */
-	if (r->by_busy && (delivered >= 0 || r->freq != freq || r->busy < 0 || busy < 0)) {
+	 * rate, or without a start (or one above now: a CPU went offline). */
+	if (r->by_busy && (delivered >= 0 || r->freq != freq || r->busy < 0 || busy < r->busy)) {
 		r->busy = busy;
 		r->busy_runs = runs;
 	}
