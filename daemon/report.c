@@ -279,6 +279,11 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		o->fmt = output__find("text");
 	if (o->fmt->needs & OUTPUT_NEEDS_SRC)
 		o->stack_flags |= LJS_PIPE_DETAILS;
+	/* Lua walks remembered across samples (unwind/ljwalk_memo.c); the
+	 * output is the same without (LJSNAP_REPORT_NO_MEMO=1, for tests and
+	 * benchmarks that compare the two). */
+	if (!getenv("LJSNAP_REPORT_NO_MEMO"))
+		o->stack_flags |= LJS_PIPE_MEMO;
 	return 0;
 }
 

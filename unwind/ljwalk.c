@@ -569,6 +569,7 @@ void ljw__delete(struct ljw *w)
 	intmap__exit(&w->byaddr);
 	intmap__exit(&w->defs);
 	ljw__defnames_exit(w);
+	ljw__memo_exit(w);
 	ljw__vars_exit(w);
 	ljt__exit(&w->tr);
 	free(w->snap);
@@ -586,10 +587,14 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	enum vmclass vc;
 	int32_t vmstate = 0;
 	uint64_t L = 0, jb = 0;
-	int ret = 0, in_vm;
+	int ret = 0, in_vm, memo;
 
 	if (!w || !lay || !s || !ms || !out)
 		return -EINVAL;
+	/* A walk from trace code reads what the memo key leaves out. */
+	memo = o && o->memo && !o->trace_ip && !o->trace_regs;
+	if (memo && ljw__memo_hit(w, lay, s, ms, o, out))
+		return 0;
 	memset(out, 0, sizeof(*out));
 	out->traceno = -1;
 	out->trace.traceno = out->trace.root = out->trace.parent = out->trace.exitno = -1;
@@ -599,6 +604,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->nframes = 0;
 	w->nomem = 0;
 	w->cf_now = 0;
+	w->memo_ok = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
 	w->s = s;
@@ -606,7 +612,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	/* Trace memory: the chain without the sample's own windows. */
 	w->ms_mem = w->o->ms_mem ? w->o->ms_mem : ms->ctx == (const void *)s && ms->next ?
 		    ms->next : ms;
-	if (ljd__init(&w->d, lay, ms)) {
+	if (ljd__init(&w->d, lay, memo ? ljw__memo_begin(w, ms) : ms)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -633,6 +639,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 		goto out;
 	}
 	vc = vmstate__class(lay, vmstate);
+	/* What the memo key covers: no trace state or answers (ljwalk_memo.c). */
+	w->memo_ok = memo && !jb && (vc == VC_INTERP || vc == VC_C || vc == VC_GC);
+	if (memo && !w->memo_ok)
+		ljw__memo_stop(w);	/* not to be remembered: log no more */
 	out->vmstate = vmstate;
 	out->vmstate_name = vmclass__name(vc);
 	out->L = L;
@@ -660,5 +670,7 @@ out:
 	out->complete = out->end == LJW_END_COMPLETE || out->end == LJW_END_C_RESUME;
 	out->frames = w->frames;
 	out->nframes = w->nframes;
+	if (memo)
+		ljw__memo_end(w, w->memo_ok && ret == 0 && !w->nomem, out);
 	return ret;
 }

@@ -250,9 +250,17 @@ struct ljw_opts {
 	 * the BPF program took from its per-thread cache or the process's hint)
 	 * and the walk ends with LJW_END_OTHER_THREAD.  0, 0: no check. */
 	uint64_t stack_lo, stack_hi;
+	/* Remember walks across samples and give a sample the frames of an
+	 * earlier one when every register, field and byte it reads is the same
+	 * (ljwalk_memo.c).  For a capture's memory, which only time changes;
+	 * not for the recorder, whose reads decide what the capture keeps. */
+	int memo;
 };
 
 struct ljw;
+
+/* Walks answered by an earlier walk (ljw_opts.memo) so far. */
+uint64_t ljw__memo_hits(const struct ljw *w);
 
 /* Allocate / free a walker (it owns the result arena). */
 struct ljw *ljw__new(void);

@@ -449,6 +449,7 @@ static void known__put(struct ljw *w, const struct ljw_frame *f, const struct lj
 	k->chunk = p->chunkname ? n + strlen(n) + 1 : NULL;
 	k->chunk_len = p->chunkname ? p->chunkname_len : 0;
 	k->what = f->defwhat;
+	w->known_gen++;
 }
 
 /* Remember this walk's definition names, then name the frames it could not

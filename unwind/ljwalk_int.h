@@ -150,7 +150,25 @@ struct ljw {
 	} unseen[LJW_UNSEEN_SLOTS];
 	struct ljw_frame *inl;	/* LJT_MAX_FRAMES: the frames inlined into it */
 	struct ljw_tstate ts;
+	/* walks remembered across samples (ljwalk_memo.c), or NULL */
+	struct ljw_memo *memo;
+	int memo_ok;		/* this walk read nothing its memo key leaves out */
+	uint64_t known_gen;	/* changes of known[] so far (in the memo key) */
 };
+
+/* -- Walks remembered across samples (ljwalk_memo.c) -- */
+/* 1 when an earlier walk with this sample's key reads the same bytes through
+ * ms now: out and w->frames are its result. */
+int ljw__memo_hit(struct ljw *w, const struct lj_layout *lay, const struct ljs_sample *s,
+		  const struct memsrc *ms, const struct ljw_opts *o, struct ljw_stack *out);
+/* The source the walk reads through (ms, its reads logged) after a miss. */
+const struct memsrc *ljw__memo_begin(struct ljw *w, const struct memsrc *ms);
+/* The walk is not to be remembered: its reads go on unlogged, straight
+ * through the source it was given (no function may hold w->d.ms then). */
+void ljw__memo_stop(struct ljw *w);
+/* After the walk: remember it when ok (and its log is whole). */
+void ljw__memo_end(struct ljw *w, int ok, const struct ljw_stack *out);
+void ljw__memo_exit(struct ljw *w);
 
 /* -- Variable lists (ljwalk_name.c) -- */
 void ljw__vars_exit(struct ljw *w);

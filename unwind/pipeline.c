@@ -615,7 +615,8 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 					const struct ljs_sample *s, const struct memsrc *ms,
 					const struct native_stack *ns)
 {
-	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi };
+	struct ljw_opts wo = { .vm_lo = p->vm_lo, .vm_hi = p->vm_hi,
+			       .memo = !!(r->flags & LJS_PIPE_MEMO) };
 	struct ljs_regs vmr, trr;
 	long vm;
 	size_t i;

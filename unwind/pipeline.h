@@ -38,6 +38,8 @@
 #define LJS_PIPE_LINES		0x8	/* Lua frames by current line, native frames with
 					 * their file:line (DWARF) */
 #define LJS_PIPE_DETAILS	0x10	/* frames carry their source (struct ljs_frame_src) */
+#define LJS_PIPE_MEMO		0x40	/* Lua walks remembered across samples (ljw_opts.memo):
+					 * for a capture's memory */
 #define LJS_PIPE_CALLSITE	0x20	/* Lua functions by call-site name, not by where
 					 * they are defined (frame_name.h) */
 

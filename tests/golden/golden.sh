@@ -69,6 +69,18 @@ outputs() {
 		return
 	fi
 	f0=$fmt; fmt="$fmt (--threads 1)"; check "$n.$tag.folded" "$tmp/out"; fmt=$f0
+	# Every sample walked (no walk remembered from an earlier sample's,
+	# unwind/ljwalk_memo.c): the same output.
+	for view in "-f folded" "-f folded --lines --no-kernel"; do
+		v=$(echo "$view" | sed -e 's/-f //' -e 's/ --/-/g' -e 's/ //g')
+		# shellcheck disable=SC2086
+		if ! LJSNAP_REPORT_NO_MEMO=1 "$LJSNAP" report $view "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
+			echo "FAIL: $n.$tag.$v: ljsnap report without the walk memo failed:"; cat "$tmp/err"
+			fails=$((fails + 1))
+			continue
+		fi
+		f0=$fmt; fmt="$fmt (LJSNAP_REPORT_NO_MEMO=1)"; check "$n.$tag.$v" "$tmp/out"; fmt=$f0
+	done
 }
 
 for gz in "$here"/*.ljsnap.gz; do

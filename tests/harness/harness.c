@@ -67,6 +67,8 @@ static struct {
 	const struct lj_layout *lay;
 	struct cap_cfg cfg;
 	struct ljw *w, *w_replay, *w_cut;
+	struct ljw *w_memo;	/* walks remembered across captures (ljw_opts.memo) */
+	unsigned nmemo, nmemo_hits;
 	struct cap_sample *smp, *smp_cut;
 	const char *scenario;
 	int jit, verbose, busy;
@@ -153,6 +155,26 @@ static int walk__lines(const struct ljw_stack *st, char (*out)[LINE_MAX_LEN])
 	for (i = 0; i < st->nframes && i < MAXLINES; i++)
 		ljw_frame__format(&st->frames[i], out[i], LINE_MAX_LEN);
 	return (int)i;
+}
+
+/* Are two walks the same: their end, counts and every frame's line? */
+static int walk__same(const struct ljw_stack *a, const struct ljw_stack *b)
+{
+	char la[LINE_MAX_LEN], lb[LINE_MAX_LEN];
+	size_t i;
+
+	if (a->nframes != b->nframes || a->end != b->end || a->complete != b->complete ||
+	    a->nunknown != b->nunknown || a->base != b->base || a->pc != b->pc ||
+	    a->nthreads != b->nthreads || a->truncated != b->truncated)
+		return 0;
+	for (i = 0; i < a->nframes; i++) {
+		ljw_frame__format(&a->frames[i], la, sizeof(la));
+		ljw_frame__format(&b->frames[i], lb, sizeof(lb));
+		if (strcmp(la, lb) || !a->frames[i].defname != !b->frames[i].defname ||
+		    (a->frames[i].defname && strcmp(a->frames[i].defname, b->frames[i].defname)))
+			return 0;
+	}
+	return 1;
 }
 
 /* Do two traceback lines have the same location part (up to " in "/" at ")? */
@@ -248,9 +270,11 @@ int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 	struct cap_live live_st;
 	struct cap_rec rec_st;
 	struct memsrc_windows ws;
-	struct ljw_stack st, st2, st3;
+	struct ljw_stack st, st2, st3, st4;
 	struct ljw_opts o = { .vm_lo = H.cfg.vm_lo, .vm_hi = H.cfg.vm_hi };
+	struct ljw_opts om = { .vm_lo = H.cfg.vm_lo, .vm_hi = H.cfg.vm_hi, .memo = 1 };
 	struct cap_cfg cut = H.cfg;
+	uint64_t hits;
 	int ng, nt, i, in_main;
 
 	if (H.busy)	/* a finalizer run by our own allocations: not a scenario point */
@@ -280,6 +304,21 @@ int harness_capture_impl(lua_State *L, const struct ljs_regs *regs)
 	memsrc__init_windows(&win, &ws, NULL);
 	memsrc__init_sample(&smp2, &H.smp->s, &win);
 	ljw__walk(H.w_replay, H.lay, &H.smp->s, &smp2, &o, &st2);
+	/* 2b: the same, by a walker that remembers walks across every capture
+	 * of the run: its answer (an earlier capture's walk when every byte it
+	 * read is the same, else a walk) must be the walk's; walked twice, the
+	 * second is remembered. */
+	for (i = 0; i < 2; i++) {
+		hits = ljw__memo_hits(H.w_memo);
+		ljw__walk(H.w_memo, H.lay, &H.smp->s, &smp2, &om, &st4);
+		H.nmemo += i;
+		H.nmemo_hits += i && ljw__memo_hits(H.w_memo) > hits;
+		if (!walk__same(&st4, &st2)) {
+			fail(tag, "a walk remembered across captures differs from the walk", &st4,
+			     walk__lines(&st4, H.got), 0);
+			goto out;
+		}
+	}
 	/* 3: cut sample -> harvest only */
 	memsrc__init_sample(&smp3, &H.smp_cut->s, &win);
 	ljw__walk(H.w_cut, H.lay, &H.smp_cut->s, &smp3, &o, &st3);
@@ -628,13 +667,14 @@ int main(int argc, char **argv)
 		return 1;
 	H.w = ljw__new();
 	H.w_replay = ljw__new();
+	H.w_memo = ljw__new();
 	H.w_cut = ljw__new();
 	H.smp = cap_sample__new(512 * 1024);
 	H.smp_cut = cap_sample__new(512 * 1024);
 	H.truth = calloc(MAXLINES, sizeof(*H.truth));
 	H.got = calloc(MAXLINES, sizeof(*H.got));
 	H.pend = calloc(MAXLINES, sizeof(*H.pend));
-	if (!H.pend || !H.w || !H.w_replay || !H.w_cut || !H.smp || !H.smp_cut || !H.truth || !H.got)
+	if (!H.pend || !H.w || !H.w_replay || !H.w_memo || !H.w_cut || !H.smp || !H.smp_cut || !H.truth || !H.got)
 		return 1;
 	for (i = 1; i < argc && nfiles < 256; i++)
 		files[nfiles++] = strdup(argv[i]);
@@ -684,12 +724,21 @@ int main(int argc, char **argv)
 	printf("harness: async samples: %u taken, %u checked (BASE from regs %u, jit_base %u, "
 	       "L->base %u, pseudo frame %u), %u in C skipped, %u tolerated\n", as.samples,
 	       as.checked, as.regs, as.jit_base, as.l_base, as.pseudo, as.skipped_c, as.tolerated);
+	/* The second walk of a capture reads what the first did: remembered,
+	 * unless the walk is one the memo does not keep (a trace's). */
+	printf("harness: walks remembered across captures: %u of %u second walks\n",
+	       H.nmemo_hits, H.nmemo);
+	if (H.nmemo && H.nmemo_hits * 2 < H.nmemo) {
+		printf("harness: FAIL: fewer than half of the second walks were remembered\n");
+		scen_fail++;
+	}
 	printf("%d passed, %d failed\n", nscen - scen_fail, scen_fail);
 	for (i = 0; i < nfiles; i++)
 		free(files[i]);
 	async__exit();
 	ljw__delete(H.w);
 	ljw__delete(H.w_replay);
+	ljw__delete(H.w_memo);
 	ljw__delete(H.w_cut);
 	free(H.smp);
 	free(H.smp_cut);

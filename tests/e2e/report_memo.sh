@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# E2E: report's Lua walks remembered across samples (unwind/ljwalk_memo.c)
+# change no output.  A sample whose registers and sections match an earlier
+# one's, and every byte of whose memory reads gives the same answer, gets
+# that walk's frames instead of a walk of its own; LJSNAP_REPORT_NO_MEMO=1
+# walks every sample, the reference.  Three captures, interpreter and JIT:
+# tests/lua/stitch_builtin.lua (two coroutines, string.gsub calling back
+# into Lua: most samples repeat an earlier one's registers) and
+# tests/lua/report_gen.lua (prototypes freed by the GC and others allocated
+# at their addresses, ~20 ms each: the same registers over other bytes).
+# The folded output (by function, by line, by call-site name) and the text
+# summary must be byte-identical with and without.  That walks are
+# remembered at all is checked by tests/harness (the second walk of each
+# capture, against LuaJIT's own traceback).
+. "$(dirname "$0")/lib.sh"
+need_bpf
+need_prog luajit luajit
+
+i=0
+for c in "-joff stitch_builtin.lua 2" "-jon stitch_builtin.lua 2" "-joff report_gen.lua 2" \
+	 "-jon report_gen.lua 2"; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	set -- $c
+	"$LJSNAP" record -q -F 999 -o "$TMPD/c$i.ljsnap" -- luajit "$1" "$top_srcdir/tests/lua/$2" "$3" \
+		> /dev/null 2> "$TMPD/rec.err" || { cat "$TMPD/rec.err" >&2; fail "record luajit $c failed"; }
+	for view in "-f folded" "-f folded --lines" "-f folded --callsite-names" "-f text --by-trace"; do
+		# shellcheck disable=SC2086
+		"$LJSNAP" report $view "$TMPD/c$i.ljsnap" > "$TMPD/memo" 2> "$TMPD/err" ||
+			{ cat "$TMPD/err" >&2; fail "luajit $c: report $view failed"; }
+		# shellcheck disable=SC2086
+		LJSNAP_REPORT_NO_MEMO=1 "$LJSNAP" report $view "$TMPD/c$i.ljsnap" > "$TMPD/walked" 2> "$TMPD/err" ||
+			{ cat "$TMPD/err" >&2; fail "luajit $c: report $view (LJSNAP_REPORT_NO_MEMO=1) failed"; }
+		cmp -s "$TMPD/memo" "$TMPD/walked" ||
+			{ diff "$TMPD/walked" "$TMPD/memo" | head -20 >&2; fail "luajit $c: report $view differs with the walk memo"; }
+		note "luajit $c: report $view: the same ($(wc -l < "$TMPD/walked") lines)"
+	done
+	LJSNAP_REPORT_NO_MEMO=1 "$LJSNAP" report -f folded "$TMPD/c$i.ljsnap" > "$TMPD/walked" 2> /dev/null
+	assert_ge "$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/walked")" 500 "luajit $c: too few samples"
+done
+exit 0
