@@ -587,7 +587,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	enum vmclass vc;
 	int32_t vmstate = 0;
 	uint64_t L = 0, jb = 0;
-	int ret = 0, in_vm, memo;
+	int ret = 0, in_vm, memo, memo_ok = 0;
 
 	if (!w || !lay || !s || !ms || !out)
 		return -EINVAL;
@@ -604,7 +604,6 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->nframes = 0;
 	w->nomem = 0;
 	w->cf_now = 0;
-	w->memo_ok = 0;
 	ljw__arena_reset(w);
 	ljw__protos_reset(w);
 	w->s = s;
@@ -640,8 +639,8 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	}
 	vc = vmstate__class(lay, vmstate);
 	/* What the memo key covers: no trace state or answers (ljwalk_memo.c). */
-	w->memo_ok = memo && !jb && (vc == VC_INTERP || vc == VC_C || vc == VC_GC);
-	if (memo && !w->memo_ok)
+	memo_ok = memo && !jb && (vc == VC_INTERP || vc == VC_C || vc == VC_GC);
+	if (memo && !memo_ok)
 		ljw__memo_stop(w);	/* not to be remembered: log no more */
 	out->vmstate = vmstate;
 	out->vmstate_name = vmclass__name(vc);
@@ -671,6 +670,6 @@ out:
 	out->frames = w->frames;
 	out->nframes = w->nframes;
 	if (memo)
-		ljw__memo_end(w, w->memo_ok && ret == 0 && !w->nomem, out);
+		ljw__memo_end(w, memo_ok && ret == 0 && !w->nomem, out);
 	return ret;
 }

@@ -152,7 +152,6 @@ struct ljw {
 	struct ljw_tstate ts;
 	/* walks remembered across samples (ljwalk_memo.c), or NULL */
 	struct ljw_memo *memo;
-	int memo_ok;		/* this walk read nothing its memo key leaves out */
 	uint64_t known_gen;	/* changes of known[] so far (in the memo key) */
 };
 

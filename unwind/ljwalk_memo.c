@@ -57,16 +57,21 @@ struct memo_read {
 	int first;		/* answered by the chain's first source */
 };
 
+/* The reads of one walk and the bytes they gave. */
+struct memo_log {
+	struct memo_read *reads;
+	size_t nreads, capreads;
+	uint8_t *bytes;
+	size_t nbytes, capbytes;
+};
+
 struct memo_ent {
 	int used;
 	struct lj_layout lay;	/* the layout the walk decoded with (the key has
 				 * its address, which an exec'd process keeps) */
 	size_t nkey;
 	uint64_t key[MEMO_KEY_MAX];
-	struct memo_read *reads;
-	size_t nreads, capreads;
-	uint8_t *bytes;
-	size_t nbytes, capbytes;
+	struct memo_log log;
 	struct ljw_stack out;
 	struct ljw_frame *frames;
 	size_t nframes, capframes;
@@ -77,15 +82,12 @@ struct memo_ent {
 struct ljw_memo {
 	struct memo_ent ent[MEMO_SLOTS];
 	/* this walk */
-	struct memsrc log;	/* reads through `inner`, logged */
+	struct memsrc src;	/* reads through `inner`, logged */
 	const struct memsrc *inner;
 	size_t nkey;
 	uint64_t key[MEMO_KEY_MAX];
 	const struct lj_layout *lay;
-	struct memo_read *reads;
-	size_t nreads, capreads;
-	uint8_t *bytes;
-	size_t nbytes, capbytes;
+	struct memo_log log;
 	int full;		/* the log overflowed (or could not grow) */
 	/* The reads logged in this walk (walk == gen): a read of the same bytes
 	 * again gets the same answer from the same source, so it is logged
@@ -190,6 +192,7 @@ static int chain__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t
 static int log__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t len)
 {
 	struct ljw_memo *m = ms->ctx;
+	struct memo_log *lg = &m->log;
 	struct memo_seen *sn;
 	struct memo_read *x;
 	int first, err = chain__read(m->inner, addr, buf, len, &first);
@@ -205,25 +208,25 @@ static int log__read(const struct memsrc *ms, uint64_t addr, void *buf, size_t l
 		if (sn->addr == addr && sn->len == len)
 			return err;
 	}
-	if (m->nreads >= MEMO_READS_MAX || len > MEMO_BYTES_MAX ||
-	    (err == 0 && m->nbytes + len > MEMO_BYTES_MAX) ||
-	    VEC_GROW(m->reads, &m->capreads, m->nreads + 1) != 0 ||
-	    (err == 0 && VEC_GROW(m->bytes, &m->capbytes, m->nbytes + len) != 0)) {
+	if (lg->nreads >= MEMO_READS_MAX || len > MEMO_BYTES_MAX ||
+	    (err == 0 && lg->nbytes + len > MEMO_BYTES_MAX) ||
+	    VEC_GROW(lg->reads, &lg->capreads, lg->nreads + 1) != 0 ||
+	    (err == 0 && VEC_GROW(lg->bytes, &lg->capbytes, lg->nbytes + len) != 0)) {
 		m->full = 1;
 		return err;
 	}
 	sn->addr = addr;
 	sn->len = (uint32_t)len;
 	sn->walk = m->gen;
-	x = &m->reads[m->nreads++];
+	x = &lg->reads[lg->nreads++];
 	x->addr = addr;
 	x->len = (uint32_t)len;
 	x->err = err;
-	x->off = m->nbytes;
+	x->off = lg->nbytes;
 	x->first = first;
 	if (err == 0) {
-		memcpy(m->bytes + m->nbytes, buf, len);
-		m->nbytes += len;
+		memcpy(lg->bytes + lg->nbytes, buf, len);
+		lg->nbytes += len;
 	}
 	return err;
 }
@@ -234,8 +237,8 @@ static int memo__replay(struct ljw_memo *m, const struct memo_ent *e, const stru
 	size_t i;
 	int first;
 
-	for (i = 0; i < e->nreads; i++) {
-		const struct memo_read *x = &e->reads[i];
+	for (i = 0; i < e->log.nreads; i++) {
+		const struct memo_read *x = &e->log.reads[i];
 		int err;
 
 		if (VEC_GROW(m->tmp, &m->captmp, x->len ? x->len : 1) != 0)
@@ -248,7 +251,7 @@ static int memo__replay(struct ljw_memo *m, const struct memo_ent *e, const stru
 			err = memsrc__read(ms->next, x->addr, m->tmp, x->len);
 		else
 			err = chain__read(ms, x->addr, m->tmp, x->len, &first);
-		if (err != x->err || (err == 0 && memcmp(m->tmp, e->bytes + x->off, x->len)))
+		if (err != x->err || (err == 0 && memcmp(m->tmp, e->log.bytes + x->off, x->len)))
 			return 0;
 	}
 	return 1;
@@ -319,17 +322,17 @@ const struct memsrc *ljw__memo_begin(struct ljw *w, const struct memsrc *ms)
 
 	if (!m || m->skip)
 		return ms;
-	m->log.read = log__read;
-	m->log.ctx = m;
-	m->log.next = NULL;
+	m->src.read = log__read;
+	m->src.ctx = m;
+	m->src.next = NULL;
 	m->inner = ms;
-	m->nreads = m->nbytes = 0;
+	m->log.nreads = m->log.nbytes = 0;
 	m->full = 0;
 	if (++m->gen == 0) {	/* wrapped: forget every stamp */
 		memset(m->seen, 0, sizeof(m->seen));
 		m->gen = 1;
 	}
-	return &m->log;
+	return &m->src;
 }
 
 /* See ljwalk_int.h. */
@@ -340,7 +343,7 @@ void ljw__memo_stop(struct ljw *w)
 	if (!m || !m->inner)
 		return;
 	m->full = 1;
-	if (w->d.ms == &m->log)	/* the rest of the walk reads without the log */
+	if (w->d.ms == &m->src)	/* the rest of the walk reads without the log */
 		w->d.ms = m->inner;
 }
 
@@ -377,8 +380,8 @@ void ljw__memo_end(struct ljw *w, int ok, const struct ljw_stack *out)
 		return;
 	e = &m->ent[memo__slot(m->key, m->nkey)];
 	e->used = 0;
-	if (VEC_GROW(e->reads, &e->capreads, m->nreads ? m->nreads : 1) != 0 ||
-	    VEC_GROW(e->bytes, &e->capbytes, m->nbytes ? m->nbytes : 1) != 0 ||
+	if (VEC_GROW(e->log.reads, &e->log.capreads, m->log.nreads ? m->log.nreads : 1) != 0 ||
+	    VEC_GROW(e->log.bytes, &e->log.capbytes, m->log.nbytes ? m->log.nbytes : 1) != 0 ||
 	    VEC_GROW(e->frames, &e->capframes, out->nframes ? out->nframes : 1) != 0)
 		return;
 	e->nstrs = 0;
@@ -391,10 +394,10 @@ void ljw__memo_end(struct ljw *w, int ok, const struct ljw_stack *out)
 				return;
 			*p = (const char *)(uintptr_t)at;
 		}
-	memcpy(e->reads, m->reads, m->nreads * sizeof(*e->reads));
-	memcpy(e->bytes, m->bytes, m->nbytes);
-	e->nreads = m->nreads;
-	e->nbytes = m->nbytes;
+	memcpy(e->log.reads, m->log.reads, m->log.nreads * sizeof(*e->log.reads));
+	memcpy(e->log.bytes, m->log.bytes, m->log.nbytes);
+	e->log.nreads = m->log.nreads;
+	e->log.nbytes = m->log.nbytes;
 	e->nframes = out->nframes;
 	e->out = *out;
 	e->out.frames = NULL;
@@ -419,13 +422,13 @@ void ljw__memo_exit(struct ljw *w)
 	if (!m)
 		return;
 	for (i = 0; i < MEMO_SLOTS; i++) {
-		free(m->ent[i].reads);
-		free(m->ent[i].bytes);
+		free(m->ent[i].log.reads);
+		free(m->ent[i].log.bytes);
 		free(m->ent[i].frames);
 		free(m->ent[i].strs);
 	}
-	free(m->reads);
-	free(m->bytes);
+	free(m->log.reads);
+	free(m->log.bytes);
 	free(m->tmp);
 	free(m);
 	w->memo = NULL;
