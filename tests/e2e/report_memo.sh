@@ -35,8 +35,10 @@ for c in "-joff stitch_builtin.lua 2" "-jon stitch_builtin.lua 2" "-joff report_
 		cmp -s "$TMPD/memo" "$TMPD/walked" ||
 			{ diff "$TMPD/walked" "$TMPD/memo" | head -20 >&2; fail "luajit $c: report $view differs with the walk memo"; }
 		note "luajit $c: report $view: the same ($(wc -l < "$TMPD/walked") lines)"
+		if [ "$view" = "-f folded" ]; then
+			assert_ge "$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/walked")" 500 \
+				"luajit $c: too few samples"
+		fi
 	done
-	LJSNAP_REPORT_NO_MEMO=1 "$LJSNAP" report -f folded "$TMPD/c$i.ljsnap" > "$TMPD/walked" 2> /dev/null
-	assert_ge "$(awk '{ s += $NF } END { print s + 0 }' "$TMPD/walked")" 500 "luajit $c: too few samples"
 done
 exit 0

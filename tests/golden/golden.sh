@@ -46,40 +46,36 @@ check() {
 	fi
 }
 
+# view LABEL ENV VIEW OPTION...: `ljsnap report VIEW OPTION... $cap` with the
+# environment assignment ENV ("" for none), against expect/$n.$tag.<VIEW's
+# name>; LABEL follows the name in what is printed.
+view() {
+	label=$1; envv=$2; view=$3; shift 3
+	v=$(echo "$view" | sed -e 's/-f //' -e 's/ --/-/g' -e 's/ //g')
+	# shellcheck disable=SC2086
+	if ! env $envv "$LJSNAP" report $view "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
+		echo "FAIL: $n.$tag.$v$label: ljsnap report failed:"; cat "$tmp/err"
+		fails=$((fails + 1))
+		return
+	fi
+	f0=$fmt; fmt="$fmt$label"; check "$n.$tag.$v" "$tmp/out"; fmt=$f0
+}
+
 # outputs NAME CAPTURE TAG ARGS...: every view of one capture
 outputs() {
 	n=$1; cap=$2; tag=$3; shift 3
 	for view in "-f folded" "-f folded --lua-only" "-f folded --native-only" \
 		"-f folded --lines --no-kernel" "-f text --by-trace"; do
-		v=$(echo "$view" | sed -e 's/-f //' -e 's/ --/-/g' -e 's/ //g')
-		# shellcheck disable=SC2086
-		if ! "$LJSNAP" report $view "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
-			echo "FAIL: $n.$tag.$v: ljsnap report failed:"; cat "$tmp/err"
-			fails=$((fails + 1))
-			continue
-		fi
-		check "$n.$tag.$v" "$tmp/out"
+		view "" "" "$view" "$@"
 	done
+	[ $write = 1 ] && return
 	# Read in the sample pass's own thread (the default reads ahead in a
 	# second one where there is a second CPU): the same output.
-	[ $write = 1 ] && return
-	if ! "$LJSNAP" report -f folded --threads 1 "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
-		echo "FAIL: $n.$tag.folded: ljsnap report --threads 1 failed:"; cat "$tmp/err"
-		fails=$((fails + 1))
-		return
-	fi
-	f0=$fmt; fmt="$fmt (--threads 1)"; check "$n.$tag.folded" "$tmp/out"; fmt=$f0
+	view " (--threads 1)" "" "-f folded" --threads 1 "$@"
 	# Every sample walked (no walk remembered from an earlier sample's,
 	# unwind/ljwalk_memo.c): the same output.
 	for view in "-f folded" "-f folded --lines --no-kernel"; do
-		v=$(echo "$view" | sed -e 's/-f //' -e 's/ --/-/g' -e 's/ //g')
-		# shellcheck disable=SC2086
-		if ! LJSNAP_REPORT_NO_MEMO=1 "$LJSNAP" report $view "$@" "$cap" > "$tmp/out" 2> "$tmp/err"; then
-			echo "FAIL: $n.$tag.$v: ljsnap report without the walk memo failed:"; cat "$tmp/err"
-			fails=$((fails + 1))
-			continue
-		fi
-		f0=$fmt; fmt="$fmt (LJSNAP_REPORT_NO_MEMO=1)"; check "$n.$tag.$v" "$tmp/out"; fmt=$f0
+		view " (LJSNAP_REPORT_NO_MEMO=1)" LJSNAP_REPORT_NO_MEMO=1 "$view" "$@"
 	done
 }
 
