@@ -586,14 +586,17 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	enum ljw_reason err;
 	enum vmclass vc;
 	int32_t vmstate = 0;
+	const struct memsrc *ms_mem;
 	uint64_t L = 0, jb = 0;
 	int ret = 0, in_vm, memo, memo_ok = 0;
 
 	if (!w || !lay || !s || !ms || !out)
 		return -EINVAL;
-	/* A walk from trace code reads what the memo key leaves out. */
-	memo = o && o->memo && !o->trace_ip && !o->trace_regs;
-	if (memo && ljw__memo_hit(w, lay, s, ms, o, out))
+	/* Trace memory: the chain without the sample's own windows. */
+	ms_mem = o && o->ms_mem ? o->ms_mem : ms->ctx == (const void *)s && ms->next ?
+		 ms->next : ms;
+	memo = o && o->memo;
+	if (memo && ljw__memo_hit(w, lay, s, ms, ms_mem, o, out))
 		return 0;
 	memset(out, 0, sizeof(*out));
 	out->traceno = -1;
@@ -608,10 +611,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	ljw__protos_reset(w);
 	w->s = s;
 	w->o = o ? o : &defopts;
-	/* Trace memory: the chain without the sample's own windows. */
-	w->ms_mem = w->o->ms_mem ? w->o->ms_mem : ms->ctx == (const void *)s && ms->next ?
-		    ms->next : ms;
-	if (ljd__init(&w->d, lay, memo ? ljw__memo_begin(w, ms) : ms)) {
+	w->ms_mem = ms_mem;
+	w->mem_apart = ms_mem != ms;
+	w->regs_used = 0;
+	if (ljd__init(&w->d, lay, memo ? ljw__memo_begin(w, ms, ms_mem) : ms)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -619,7 +622,7 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 	w->g = s->g;
 	if (!w->g && lay->disp2g && w->o->vm_lo && s->regs.ip >= w->o->vm_lo &&
 	    s->regs.ip < w->o->vm_hi)
-		w->g = ljd__reg(&w->d, s->regs.r14) + (uint64_t)(int64_t)lay->disp2g;
+		w->g = ljd__reg(&w->d, ljw__reg(w, LJW_REG_R14)) + (uint64_t)(int64_t)lay->disp2g;
 	out->g = w->g;
 	if (!w->g) {
 		out->end = LJW_END_NO_LUA;
@@ -638,8 +641,10 @@ int ljw__walk(struct ljw *w, const struct lj_layout *lay, const struct ljs_sampl
 		goto out;
 	}
 	vc = vmstate__class(lay, vmstate);
-	/* What the memo key covers: no trace state or answers (ljwalk_memo.c). */
-	memo_ok = memo && !jb && (vc == VC_INTERP || vc == VC_C || vc == VC_GC);
+	/* Remembered: the states whose walks are proven alike with the memo
+	 * and without (tests/harness, tests/golden); not the trace exit
+	 * handler's or the compiler's. */
+	memo_ok = memo && (vc == VC_INTERP || vc == VC_C || vc == VC_GC || vc == VC_TRACE);
 	if (memo && !memo_ok)
 		ljw__memo_stop(w);	/* not to be remembered: log no more */
 	out->vmstate = vmstate;

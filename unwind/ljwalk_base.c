@@ -123,8 +123,8 @@ int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_
 		return 0;
 	}
 	if (vc == VC_INTERP && in_vm) {
-		cand = ljd__reg(&w->d, r->dx);
-		cpc = ljd__reg(&w->d, r->bx);
+		cand = ljd__reg(&w->d, ljw__reg(w, LJW_REG_DX));
+		cpc = ljd__reg(&w->d, ljw__reg(w, LJW_REG_BX));
 		if (ljw__base_check(w, t, cand)) {
 			*base = cand;
 			out->base_src = LJW_SRC_REGS;
@@ -137,7 +137,7 @@ int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_
 		/* rbp: BASE saved around a fast function's call to C (ipairs_aux
 		 * right after lj_tab_getinth returns, before "mov BASE, RB"). */
 		if (ret__caller(w, t, cand, cpc, base) ||
-		    ret__caller(w, t, ljd__reg(&w->d, r->bp), cpc, base)) {
+		    ret__caller(w, t, ljd__reg(&w->d, ljw__reg(w, LJW_REG_BP)), cpc, base)) {
 			*pc = cpc;
 			out->base_src = out->pc_src = LJW_SRC_RETURN;
 			return 0;
@@ -145,8 +145,8 @@ int ljw__top_choose(struct ljw *w, struct ljw_stack *out, struct thr *t, uint64_
 	}
 	if (vc == VC_INTERP && !in_vm && o->vm_regs) {
 		/* rbp == L: the VM synced L->base ("sync"); else rbp is BASE ("leaf"). */
-		cand = ljd__reg(&w->d, o->vm_regs->bp);
-		cpc = ljd__reg(&w->d, o->vm_regs->bx);
+		cand = ljd__reg(&w->d, ljw__reg(w, LJW_REG_VM_BP));
+		cpc = ljd__reg(&w->d, ljw__reg(w, LJW_REG_VM_BX));
 		if (cand != t->L && ljw__base_check(w, t, cand) && ljw__base_pos(w, cand, cpc) >= 0) {
 			*base = cand;
 			*pc = cpc;

@@ -153,15 +153,36 @@ struct ljw {
 	/* walks remembered across samples (ljwalk_memo.c), or NULL */
 	struct ljw_memo *memo;
 	uint64_t known_gen;	/* changes of known[] so far (in the memo key) */
+	uint64_t regs_used;	/* registers this walk read (1 << LJW_REG_*) */
+	int mem_apart;		/* ms_mem is not the walk's chain itself */
 };
 
+/* -- Registers (ljwalk_memo.c) -- */
+/* The registers a walk may read: the sample's by x86 number (0 rax .. 15
+ * r15), the trace frame's (ljw_opts.trace_regs) from LJW_REG_TRACE, the VM
+ * frame's (ljw_opts.vm_regs) rbp and rbx. */
+enum {
+	LJW_REG_DX = 2, LJW_REG_BX = 3, LJW_REG_SP = 4, LJW_REG_BP = 5, LJW_REG_R14 = 14,
+	LJW_REG_TRACE = 16, LJW_REG_VM_BP = 32, LJW_REG_VM_BX = 33, LJW_REG_N = 34
+};
+/* Register r (LJW_REG_*), noted in w->regs_used; 0 when the walk has none. */
+uint64_t ljw__reg(struct ljw *w, unsigned r);
+/* Read from the sample's own windows only (no memory behind them). */
+int ljw__read_own(struct ljw *w, uint64_t addr, void *buf, size_t len);
+/* The walk decodes the bytes of section i of its sample itself. */
+void ljw__memo_section(struct ljw *w, uint32_t i);
+
 /* -- Walks remembered across samples (ljwalk_memo.c) -- */
-/* 1 when an earlier walk with this sample's key reads the same bytes through
- * ms now: out and w->frames are its result. */
+/* 1 when an earlier walk with this sample's key reads the same registers
+ * and the same bytes through ms and ms_mem (its trace memory) now: out and
+ * w->frames are its result. */
 int ljw__memo_hit(struct ljw *w, const struct lj_layout *lay, const struct ljs_sample *s,
-		  const struct memsrc *ms, const struct ljw_opts *o, struct ljw_stack *out);
-/* The source the walk reads through (ms, its reads logged) after a miss. */
-const struct memsrc *ljw__memo_begin(struct ljw *w, const struct memsrc *ms);
+		  const struct memsrc *ms, const struct memsrc *ms_mem,
+		  const struct ljw_opts *o, struct ljw_stack *out);
+/* The source the walk reads through (ms, its reads logged) after a miss;
+ * w->ms_mem becomes ms_mem, its reads logged too. */
+const struct memsrc *ljw__memo_begin(struct ljw *w, const struct memsrc *ms,
+				     const struct memsrc *ms_mem);
 /* The walk is not to be remembered: its reads go on unlogged, straight
  * through the source it was given (no function may hold w->d.ms then). */
 void ljw__memo_stop(struct ljw *w);

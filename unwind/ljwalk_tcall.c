@@ -47,18 +47,11 @@ static uint64_t snap__callpc(struct ljw *w, uint64_t pc)
  * leaf C function leaves alone still holds it). */
 static uint64_t trace__reg(struct ljw *w, uint64_t ret, unsigned r)
 {
-	const struct ljs_regs *g = w->o->trace_regs;
-	uint64_t v[16];
-
-	if (g && w->o->trace_ip != ret)
+	if (w->o->trace_regs && w->o->trace_ip != ret)
 		return 0;
-	if (!g)
-		g = &w->s->regs;
-	v[0] = g->ax; v[1] = g->cx; v[2] = g->dx; v[3] = g->bx;
-	v[4] = 0; v[5] = g->bp; v[6] = g->si; v[7] = g->di;
-	v[8] = g->r8; v[9] = g->r9; v[10] = g->r10; v[11] = g->r11;
-	v[12] = g->r12; v[13] = g->r13; v[14] = g->r14; v[15] = g->r15;
-	return r < 16 ? v[r] : 0;
+	if (r == LJW_REG_SP || r >= 16)
+		return 0;
+	return ljw__reg(w, (w->o->trace_regs ? LJW_REG_TRACE : 0) + r);
 }
 
 /* The function the call that returns to ret in trace code calls, or 0

@@ -14,6 +14,7 @@
  * bytecode like real frames, which ljwalk.c appends to the result.  Anything inconsistent falls back to
  * the trace's start function, counted in ljw_stack.trace.src.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,7 @@ static int trace__scan(struct ljw *w, uint64_t ip, uint32_t n, struct ljt_hdr *h
 static int trace__jloop(struct ljw *w, uint64_t ip, struct ljt_hdr *h)
 {
 	uint32_t funcf = w->d.lay->bc_funcf ? w->d.lay->bc_funcf : 89, ins, op;
-	uint64_t pc = ljd__reg(&w->d, w->s->regs.bx);
+	uint64_t pc = ljd__reg(&w->d, ljw__reg(w, LJW_REG_BX));
 
 	if (pc < 4 || (pc & 3) || memsrc__u32(w->d.ms, pc - 4, &ins))
 		return -1;
@@ -130,7 +131,6 @@ static int trace__jloop(struct ljw *w, uint64_t ip, struct ljt_hdr *h)
  * if it is not in the trace. */
 static uint64_t trace__callret(struct ljw *w, uint64_t L, const struct ljt_hdr *h)
 {
-	struct memsrc own;
 	uint64_t cf, ret;
 
 	if (w->o->trace_ip && trace__has(h, w->o->trace_ip))
@@ -138,9 +138,11 @@ static uint64_t trace__callret(struct ljw *w, uint64_t L, const struct ljt_hdr *
 	if (!L || ljd__ptr(&w->d, L + w->d.lay->l_cframe, &cf))
 		return 0;
 	cf &= ~(uint64_t)3;
-	memsrc__init_sample(&own, w->s, NULL);
-	if (cf < 24 + (uint64_t)h->spadjust || memsrc__u64(&own, cf - 24 - h->spadjust, &ret) ||
-	    !trace__has(h, ret) || ret == h->mcode)
+	if (cf < 24 + (uint64_t)h->spadjust ||
+	    ljw__read_own(w, cf - 24 - h->spadjust, &ret, sizeof(ret)))
+		return 0;
+	ret = le64toh(ret);
+	if (!trace__has(h, ret) || ret == h->mcode)
 		return 0;
 	return ret;
 }
@@ -153,8 +155,10 @@ static int trace__sample_hdr(struct ljw *w, struct ljt_hdr *h)
 	for (i = 0; i < w->s->nsec && i < LJS_SAMPLE_MAX_SECS; i++) {
 		const struct ljs_section *sec = &w->s->sec[i];
 
-		if (sec->kind == LJS_SEC_TRACE && sec->addr && sec->data)
+		if (sec->kind == LJS_SEC_TRACE && sec->addr && sec->data) {
+			ljw__memo_section(w, i);
 			return ljt_hdr__parse(w->d.lay, sec->addr, sec->data, sec->len, h) ? -1 : 0;
+		}
 	}
 	return -1;
 }
@@ -175,7 +179,7 @@ int ljw__trace_which(struct ljw *w, struct ljw_stack *out, int32_t vmstate, uint
 		if (trace__sample_hdr(w, &ts->h) == 0) {
 			/* Another trace's header (the BPF read raced a flush): no start. */
 			ts->have_hdr = ts->h.traceno == (uint32_t)vmstate;
-			if (!ts->have_hdr || (w->ms_mem != w->d.ms &&
+			if (!ts->have_hdr || (w->mem_apart &&
 					      ljt_hdr__check_run(w->d.lay, w->ms_mem, &ts->h)))
 				ts->stale = 1;
 		} else if (trace__mem(w, (uint32_t)vmstate, &ts->h) == 0) {
