@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # E2E: report's Lua walks remembered across samples (unwind/ljwalk_memo.c)
-# change no output.  A sample whose registers and sections match an earlier
-# one's, and every byte of whose memory reads gives the same answer, gets
-# that walk's frames instead of a walk of its own; LJSNAP_REPORT_NO_MEMO=1
+# change no output.  A sample whose rip and sections match an earlier one's,
+# whose registers that walk read hold the same values, and every byte of
+# whose memory reads gives the same answer (in the interpreter or in a JIT
+# trace), gets that walk's frames instead of a walk of its own; LJSNAP_REPORT_NO_MEMO=1
 # walks every sample, the reference.  Three captures, interpreter and JIT:
 # tests/lua/stitch_builtin.lua (two coroutines, string.gsub calling back
 # into Lua: most samples repeat an earlier one's registers) and
