@@ -157,7 +157,8 @@ struct ljw {
 	int mem_apart;		/* ms_mem is not the walk's chain itself */
 };
 
-/* -- Registers (ljwalk_memo.c) -- */
+/* -- What a walk reads besides its memory source, noted for the memo
+ *    (ljwalk_memo.c) -- */
 /* The registers a walk may read: the sample's by x86 number (0 rax .. 15
  * r15), the trace frame's (ljw_opts.trace_regs) from LJW_REG_TRACE, the VM
  * frame's (ljw_opts.vm_regs) rbp and rbx. */
