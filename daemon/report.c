@@ -539,6 +539,10 @@ static int walk_all(struct walkctx *c, struct notes *nt)
 		if (ps->ksym_missing)
 			notes__add(nt, "%" PRIu64 " kernel frames had no symbol in the file",
 				   ps->ksym_missing);
+		/* Not a note: the output is the same with and without the memo. */
+		if (getenv("LJSNAP_REPORT_MEMO_STATS"))
+			fprintf(stderr, "ljsnap report: %" PRIu64 " of %" PRIu64 " Lua walks "
+				"remembered\n", ps->lua_remembered, ps->lua_walks);
 		ljs_pipe__missing(c->pipe, note_missing, nt);
 	}
 	if (report_reader__refs_lost(r))

@@ -620,6 +620,7 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 	struct ljs_regs vmr, trr;
 	long vm;
 	size_t i;
+	int err;
 
 	if (!p->has_luajit || !(s->flags & LJS_SAMPLE_F_LUAJIT))
 		return NULL;
@@ -643,7 +644,10 @@ static const struct ljw_stack *lua_walk(struct ljs_pipe *r, const struct ljs_pro
 		}
 	}
 	/* -EINVAL: the layout is unusable, so the sample counts as no LuaJIT. */
-	if (ljw__walk(r->w, &p->layout, s, ms, &wo, &r->lst) == -EINVAL)
+	r->st.lua_walks++;
+	err = ljw__walk(r->w, &p->layout, s, ms, &wo, &r->lst);
+	r->st.lua_remembered = ljw__memo_hits(r->w);
+	if (err == -EINVAL)
 		return NULL;
 	return &r->lst;
 }

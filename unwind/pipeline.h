@@ -52,6 +52,8 @@ struct ljs_pipe_stats {
 	uint64_t lua_unplaced;		/* ... with Lua activations left over (no VM frame) */
 	uint64_t kernel;		/* samples with kernel frames */
 	uint64_t ksym_missing;		/* kernel frames without a symbol */
+	uint64_t lua_walks;		/* samples given to the Lua walker */
+	uint64_t lua_remembered;	/* ... answered by an earlier walk (LJS_PIPE_MEMO) */
 };
 
 /* What one sample gave. */
