@@ -406,6 +406,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "processes_seen", nproc };
 	st[n++] = (struct snapfile_stat){ "processes_luajit", nlj };
 	st[n++] = (struct snapfile_stat){ "g_found_saved", rc->g_found_saved };
+	st[n++] = (struct snapfile_stat){ "ksyms_cached", (uint64_t)rc->ksyms_cached };
 	st[n++] = (struct snapfile_stat){ "bpf_run_ns", run_ns };
 	st[n++] = (struct snapfile_stat){ "bpf_run_cnt", run_cnt };
 	st[n++] = (struct snapfile_stat){ "walked", rc->walked };

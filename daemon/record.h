@@ -121,6 +121,7 @@ struct recorder {
 	uint64_t map_failures;	/* BPF map updates that failed (a process not sampled,
 				 * or sampled without its LuaJIT layout) */
 	struct ksym_ipset *kips;	/* kernel IPs seen, symbolized at the end */
+	int ksyms_cached;		/* ... from the per-boot copy (ksyms_cache.h) */
 	struct vdso_image vdso;		/* carried in the file; tags [vdso] mappings */
 	struct embedder emb;		/* copies of the mapped files carried in the file */
 	struct record_rate rate;

@@ -5,13 +5,18 @@
  *
  * Loading the whole table (ksyms__load: every line parsed, its name copied,
  * 100,000+ entries sorted) took 45 ms of the recorder's CPU at every stop,
- * of which about 22 ms is the kernel formatting the file.  Here the file is
- * read once into memory and only the address of each line is parsed; two
- * passes over those find, for each IP, the greatest symbol address <= it,
- * then the address that follows each of those (the bound ksyms__select
- * keeps too, see symtab/ksyms.h).  Only the lines at those addresses (every
- * alias) go into a small table, and ksyms__select on it picks exactly what
- * it picks from the whole one (31 ms in all).
+ * of which about 22-30 ms is the kernel formatting the file.  Here the text
+ * is read once into memory and only the address of each line is parsed and
+ * sorted (kallsyms is in order already but for modules and the like); a
+ * binary search finds, for each IP, the greatest symbol address <= it and
+ * the address that follows it (the bound ksyms__select keeps too, see
+ * symtab/ksyms.h).  Only the lines at those addresses (every alias) go
+ * into a small table, and ksyms__select on it picks exactly what it picks
+ * from the whole one.
+ *
+ * When every IP is in the core kernel's text, the text comes from the
+ * per-boot copy of ksyms_cache.h instead of /proc/kallsyms: the same lines,
+ * without the kernel formatting them again (STATS ksyms_cached 1).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "daemon/ksyms_cache.h"
 #include "daemon/record.h"
 #include "symtab/ksyms.h"
 #include "symtab/vec.h"
@@ -93,22 +99,6 @@ static char *next_line(const char *p)
 	return (char *)(e ? e + 1 : p + strlen(p));
 }
 
-/* Index of the first of the n ascending values v[] >= a (n if none). */
-static size_t lower_bound(const uint64_t *v, size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Add the line at p (its address a) to k. */
 static int add_line(struct ksyms *k, char *p, uint64_t a)
 {
@@ -126,23 +116,38 @@ static int add_line(struct ksyms *k, char *p, uint64_t a)
 	return ksyms__add(k, a, name, module, isupper((unsigned char)type));
 }
 
-/* The symbol lines of a kallsyms text: address and where the line starts. */
+/* The symbol lines of a kallsyms text, ascending by address (then by
+ * where they are in the text): the address and where the line starts. */
+struct kline {
+	uint64_t addr;
+	uint32_t off;
+};
+
 struct klines {
-	uint64_t *addr;
-	uint32_t *off;
+	struct kline *v;
 	size_t n, nonzero;
 };
 
-/* Parse the address of every symbol line of buf (len bytes); 0 or -ENOMEM. */
+static int kline__cmp(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Parse the address of every symbol line of buf (len bytes) and sort them
+ * (kallsyms has the core kernel's in order; modules' and the rest follow
+ * in their own); 0 or -ENOMEM. */
 static int klines__init(struct klines *kl, char *buf, size_t len)
 {
-	size_t cap = len / 32 + 16;
+	size_t cap = len / 32 + 16, i;
+	int sorted = 1;
 	char *p;
 
 	memset(kl, 0, sizeof(*kl));
-	kl->addr = malloc(cap * sizeof(*kl->addr));
-	kl->off = malloc(cap * sizeof(*kl->off));
-	if (!kl->addr || !kl->off)
+	if (!(kl->v = malloc(cap * sizeof(*kl->v))))
 		return -ENOMEM;
 	for (p = buf; p < buf + len && *p; p = next_line(p)) {
 		uint64_t a;
@@ -150,27 +155,52 @@ static int klines__init(struct klines *kl, char *buf, size_t len)
 		if (!line_addr(p, &a))
 			continue;
 		if (kl->n == cap) {
-			uint64_t *na = realloc(kl->addr, 2 * cap * sizeof(*na));
-			uint32_t *no = na ? realloc(kl->off, 2 * cap * sizeof(*no)) : NULL;
+			struct kline *nv = realloc(kl->v, 2 * cap * sizeof(*nv));
 
-			if (na)
-				kl->addr = na;
-			if (!no)
+			if (!nv)
 				return -ENOMEM;
-			kl->off = no;
+			kl->v = nv;
 			cap *= 2;
 		}
-		kl->addr[kl->n] = a;
-		kl->off[kl->n++] = (uint32_t)(p - buf);
+		kl->v[kl->n].addr = a;
+		kl->v[kl->n++].off = (uint32_t)(p - buf);
 		kl->nonzero += a != 0;
 	}
+	for (i = 1; i < kl->n && sorted; i++)
+		sorted = kl->v[i - 1].addr <= kl->v[i].addr;
+	if (!sorted)
+		qsort(kl->v, kl->n, sizeof(*kl->v), kline__cmp);
 	return 0;
 }
 
 static void klines__exit(struct klines *kl)
 {
-	free(kl->addr);
-	free(kl->off);
+	free(kl->v);
+}
+
+/* Index of the first line with an address > a (above) or >= a (not above);
+ * kl->n if none. */
+static size_t klines__find(const struct klines *kl, uint64_t a, int above)
+{
+	size_t lo = 0, hi = kl->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (kl->v[mid].addr < a || (above && kl->v[mid].addr == a))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Order lines by where they are in the text. */
+static int kline__cmp_off(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
 /*
@@ -182,94 +212,104 @@ static void klines__exit(struct klines *kl)
 static int needed(const struct klines *kl, const uint64_t *ips, size_t n, uint64_t *need,
 		  size_t *nneed)
 {
-	uint64_t *best = calloc(n, sizeof(*best)), *nxt = calloc(n, sizeof(*nxt)), a;
-	uint8_t *has = calloc(n, 1);
-	size_t i, l, g, ng = 0, m = 0;
-	int err = 0;
+	size_t i, j, m = 0, last = 0;	/* last: the line after the last best */
 
-	if (!best || !nxt || !has) {
-		err = -ENOMEM;
-		goto out;
+	if (!kl->n || !kl->nonzero)
+		return !kl->n ? -ENODATA : -EPERM;
+	for (i = 0; i < n; i++) {
+		j = klines__find(kl, ips[i], 1);
+		if (!j || j == last)
+			continue;	/* below every symbol, or the ip before's (ips ascend) */
+		last = j;
+		need[m++] = kl->v[j - 1].addr;
+		if (j < kl->n)
+			need[m++] = kl->v[j].addr;
 	}
-	if (!kl->n || !kl->nonzero) {
-		err = !kl->n ? -ENODATA : -EPERM;
-		goto out;
-	}
-	/* Greatest address <= each ip: kept in the bucket (ips[j-1], ips[j]]. */
-	for (l = 0; l < kl->n; l++) {
-		a = kl->addr[l];
-		i = lower_bound(ips, n, a);
-		if (i < n && (!has[i] || a > best[i])) {
-			best[i] = a;
-			has[i] = 1;
-		}
-	}
-	/* The distinct greatest addresses, ascending (a later bucket's wins). */
-	for (i = 0; i < n; i++)
-		if (has[i])
-			best[ng++] = best[i];
-	/* Least address above each: only the last group below it can use it. */
-	memset(has, 0, n);
-	for (l = 0; ng && l < kl->n; l++) {
-		a = kl->addr[l];
-		if (a <= best[0])
-			continue;
-		g = lower_bound(best, ng, a) - 1;
-		if (!has[g] || a < nxt[g]) {
-			nxt[g] = a;
-			has[g] = 1;
-		}
-	}
-	for (g = 0; g < ng; g++) {
-		need[m++] = best[g];
-		if (has[g])
-			need[m++] = nxt[g];
-	}
-	qsort(need, m, sizeof(*need), vec__cmp_u64);
-	*nneed = m;
-out:
-	free(best);
-	free(nxt);
-	free(has);
-	return err;
+	/* a best can be the next one of the ip before: drop the repeats */
+	for (i = j = 0; i < m; i++)
+		if (!j || need[i] != need[j - 1])
+			need[j++] = need[i];
+	*nneed = j;
+	return 0;
 }
 
-/* The symbols of kallsyms at path (NULL: /proc/kallsyms) that ksyms__select
- * keeps for the ips, as ksyms__load then ksyms__select would give them
- * (*sel owned by *tab); 0 or -errno as ksyms__load. */
-static int select_ksyms(const char *path, const uint64_t *ips0, size_t n, struct ksyms **tab,
-			struct ksym **sel, size_t *nsel)
+/* Where the ksyms of the kernel ips come from. */
+struct ksyms_where {
+	const char *kallsyms;	/* NULL: /proc/kallsyms */
+	const char *cache;	/* the per-boot copy's directory (ksyms_cache.h); NULL: none */
+};
+
+/* The kallsyms text that answers for the n ips (ascending) in *buf (len
+ * bytes): the per-boot copy when it is valid and every ip is in the core
+ * kernel's text, else the live file (written to the copy when the copy was
+ * not valid).  *cached: 1 for the copy. */
+static int kallsyms_text(const struct ksyms_where *kw, const uint64_t *ips, size_t n,
+			 char **buf, size_t *len, int *cached)
 {
-	uint64_t *ips = malloc((n ? n : 1) * sizeof(*ips)), *need = malloc(2 * (n ? n : 1) * sizeof(*need));
+	uint64_t lo = 0, hi = 0;
+	int err = -ENOENT, valid;
+
+	*cached = 0;
+	if (kw->cache)
+		err = ksyms_cache__read(kw->cache, kw->kallsyms, buf, len, &lo, &hi);
+	if (!err && n && ips[0] >= lo && ips[n - 1] < hi) {
+		*cached = 1;
+		return 0;
+	}
+	if (!err)
+		free(*buf);
+	valid = !err;
+	if ((err = read_all(kw->kallsyms ? kw->kallsyms : "/proc/kallsyms", buf, len)) != 0)
+		return err;
+	/* a copy for the next stops (failing to write one only costs this) */
+	if (kw->cache && !valid)
+		(void)ksyms_cache__write(kw->cache, *buf, *len);
+	return 0;
+}
+
+/* The symbols of kallsyms that ksyms__select keeps for the ips, as
+ * ksyms__load then ksyms__select would give them (*sel owned by *tab);
+ * 0 or -errno as ksyms__load.  *cached: from the per-boot copy. */
+static int select_ksyms(const struct ksyms_where *kw, const uint64_t *ips0, size_t n,
+			struct ksyms **tab, struct ksym **sel, size_t *nsel, int *cached)
+{
+	uint64_t *ips = malloc((n ? n : 1) * sizeof(*ips));
+	uint64_t *need = malloc(2 * (n ? n : 1) * sizeof(*need));
+	struct kline *at = NULL;
 	struct klines kl = { 0 };
 	struct ksyms *k = NULL;
-	size_t len = 0, nneed = 0, l, i;
+	size_t len = 0, nneed = 0, nat = 0, i, j;
 	char *buf = NULL;
 	int err;
 
-	err = ips && need ? read_all(path ? path : "/proc/kallsyms", &buf, &len) : -ENOMEM;
-	if (!err)
-		err = klines__init(&kl, buf, len);
-	if (err)
+	if (!ips || !need) {
+		err = -ENOMEM;
 		goto out;
+	}
 	memcpy(ips, ips0, n * sizeof(*ips));
 	qsort(ips, n, sizeof(*ips), vec__cmp_u64);
-	err = needed(&kl, ips, n, need, &nneed);
+	err = kallsyms_text(kw, ips, n, &buf, &len, cached);
+	if (!err)
+		err = klines__init(&kl, buf, len);
+	if (!err)
+		err = needed(&kl, ips, n, need, &nneed);
 	if (err)
 		goto out;
+	/* every line at a needed address (aliases too), in the text's order */
 	err = -ENOMEM;
-	if (!(k = ksyms__new()))
+	if (!(at = malloc((kl.n ? kl.n : 1) * sizeof(*at))) || !(k = ksyms__new()))
 		goto out;
 	err = 0;
-	for (l = 0; l < kl.n && !err; l++) {
-		char *p = buf + kl.off[l], *e = strchr(p, '\n');
+	for (i = 0; i < nneed; i++)
+		for (j = klines__find(&kl, need[i], 0); j < kl.n && kl.v[j].addr == need[i]; j++)
+			at[nat++] = kl.v[j];
+	qsort(at, nat, sizeof(*at), kline__cmp_off);
+	for (i = 0; i < nat && !err; i++) {
+		char *p = buf + at[i].off, *e = strchr(p, '\n');
 
-		i = lower_bound(need, nneed, kl.addr[l]);
-		if (i == nneed || need[i] != kl.addr[l])
-			continue;
 		if (e)
 			*e = 0;	/* the line alone (the next one starts after it) */
-		err = add_line(k, p, kl.addr[l]);
+		err = add_line(k, p, at[i].addr);
 	}
 	if (!err)
 		err = ksyms__finish(k);
@@ -277,6 +317,7 @@ static int select_ksyms(const char *path, const uint64_t *ips0, size_t n, struct
 		err = ksyms__select(k, ips, n, sel, nsel);
 out:
 	klines__exit(&kl);
+	free(at);
 	free(buf);
 	free(ips);
 	free(need);
@@ -291,6 +332,7 @@ out:
 /* Write the kernel symbols that resolve every kernel IP seen; see record.h. */
 void record__write_ksyms(struct recorder *rc)
 {
+	struct ksyms_where kw = { NULL, NULL };
 	struct ksym *sel = NULL;
 	struct ksyms *ks = NULL;
 	const uint64_t *ips;
@@ -301,7 +343,8 @@ void record__write_ksyms(struct recorder *rc)
 	ips = rc->kips && rc->w ? ksym_ipset__values(rc->kips, &n) : NULL;
 	if (!n)
 		return;
-	err = select_ksyms(NULL, ips, n, &ks, &sel, &nsel);
+	kw.cache = ksyms_cache__dir();
+	err = select_ksyms(&kw, ips, n, &ks, &sel, &nsel, &rc->ksyms_cached);
 	if (err) {
 		if (!rc->o.quiet)
 			fprintf(stderr, "ljsnap: kernel symbols unavailable (%s): kernel frames will "

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * capksyms.c -- the kernel half of a capture, for the e2e tests to check
+ * against /proc/kallsyms.
+ *
+ * usage: capksyms FILE
+ *
+ * Prints "ip HEX" for every distinct kernel ip of the samples' kernel
+ * stacks (LJS_SEC_KSTACK) and "ksym HEX NAME MODULE" ("-" for vmlinux) for
+ * every entry of the KSYMS records, as the capture reader gives them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "formats/capture/snapfile.h"
+#include "symtab/vec.h"
+
+int main(int argc, char **argv)
+{
+	struct snapfile_reader *r;
+	struct snapfile_rec rec;
+	uint64_t *ips = NULL;
+	size_t n = 0, cap = 0, i;
+	int err, rc;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: capksyms FILE\n");
+		return 2;
+	}
+	r = snapfile_reader__open(argv[1], &err);
+	if (!r) {
+		fprintf(stderr, "capksyms: %s: %s\n", argv[1], snapfile__strerror(err));
+		return 1;
+	}
+	while ((rc = snapfile_reader__next(r, &rec)) != 0) {
+		const struct ljs_section *k;
+
+		if (rc < 0)
+			continue;
+		if (rec.kind == SNAPFILE_REC_KSYMS) {
+			for (i = 0; i < rec.ksyms.n; i++) {
+				const struct ksym *s = &rec.ksyms.syms[i];
+
+				printf("ksym %llx %s %s\n", (unsigned long long)s->addr, s->name,
+				       s->module && *s->module ? s->module : "-");
+			}
+			continue;
+		}
+		if (rec.kind != SNAPFILE_REC_SAMPLE ||
+		    !(k = ljs_sample__section(&rec.sample, LJS_SEC_KSTACK, -1)))
+			continue;
+		for (i = 0; i + 8 <= k->len; i += 8) {
+			if (VEC_GROW(ips, &cap, n + 1)) {
+				fprintf(stderr, "capksyms: out of memory\n");
+				return 1;
+			}
+			memcpy(&ips[n++], k->data + i, 8);
+		}
+	}
+	qsort(ips, n, sizeof(*ips), vec__cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!i || ips[i] != ips[i - 1])
+			printf("ip %llx\n", (unsigned long long)ips[i]);
+	snapfile_reader__close(r);
+	free(ips);
+	return 0;
+}
