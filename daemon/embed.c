@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/cache.h"
 #include "daemon/embed.h"
 #include "formats/capture/embed_pack.h"
 #include "symtab/buildid.h"
@@ -44,6 +45,7 @@ void embedder__init(struct embedder *e, int off, int debug_info)
 {
 	memset(e, 0, sizeof(*e));
 	intmap__init(&e->seen);
+	embed_cache__init(&e->cache, cache__dir());
 	e->off = off;
 	e->what = ELFCOPY_UNWIND | ELFCOPY_SYMBOLS | (debug_info ? ELFCOPY_DEBUG : 0);
 }
@@ -101,6 +103,21 @@ static int embed__extract(int fd, struct elf_file *ef, uint32_t what, struct elf
 	return err;
 }
 
+/* Write record r and count it; 0 or the writer's error. */
+static int embedder__put(struct embedder *e, struct snapfile_writer *w,
+			 const struct snapfile_embed *r)
+{
+	int err = snapfile_writer__embed(w, r);
+
+	if (!err) {
+		e->objects++;
+		e->raw += r->raw_len;
+		e->packed += r->len + r->extents_len + r->names_len;
+		e->names += r->names_len;
+	}
+	return err;
+}
+
 /* Write the EMBED record of one copy; see embed.h. */
 int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *path,
 		    const uint8_t *id, size_t n, const struct elfcopy *c)
@@ -109,13 +126,9 @@ int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *p
 	int err = embed_pack__init(&p, path, id, n, c);
 
 	if (!err)
-		err = snapfile_writer__embed(w, &p.rec);
-	if (!err) {
-		e->objects++;
-		e->raw += c->len;
-		e->packed += p.rec.len + p.rec.extents_len + p.rec.names_len;
-		e->names += p.rec.names_len;
-	}
+		err = embedder__put(e, w, &p.rec);
+	if (!err)	/* for the next recordings: only a saving if it fails */
+		(void)embed_cache__put(&e->cache, id, n, e->what, &p.rec);
 	embed_pack__exit(&p);
 	return err;
 }
@@ -124,15 +137,24 @@ int embedder__write(struct embedder *e, struct snapfile_writer *w, const char *p
 int embedder__copy(struct embedder *e, struct snapfile_writer *w, uint32_t pid, uint64_t start,
 		   uint64_t end, const char *path, const uint8_t *id, size_t n)
 {
+	struct snapfile_embed rec;
 	struct elfcopy c = { 0 };
 	struct elf_file *ef = NULL;
 	uint64_t *slot, t0 = embed__now();
+	char *blob;
 	int fd = -1, found, err;
 
 	found = intmap__slot(&e->seen, embed__key(id, n), &slot);
 	if (found != 0)
 		return found < 0 ? found : 0;
 	*slot = 1;	/* tried once, whatever comes of it */
+	if (!embed_cache__get(&e->cache, id, n, e->what, &rec, &blob)) {
+		rec.path = path;
+		err = embedder__put(e, w, &rec) ? -ENOENT : 1;
+		e->cached += err == 1;
+		free(blob);
+		goto out;
+	}
 	err = -ENOENT;
 	fd = embed__open(pid, start, end, path, id, n, &ef);
 	if (fd < 0 || embed__extract(fd, ef, e->what, &c) != 0)

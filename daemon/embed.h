@@ -6,7 +6,8 @@
  * per build id.
  *
  * Record side: before a PROCESS record, embedder__mappings writes the copy
- * of every file it maps that the capture does not carry yet.  Report side:
+ * of every file it maps that the capture does not carry yet, from the
+ * cache of embed_cache.h when an earlier recording made it.  Report side:
  * embed__load hands a copy to the pipeline's object cache, which uses it
  * for the objects whose file is missing or another build.
  */
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/embed_cache.h"
 #include "formats/capture/snapfile.h"
 #include "symtab/elfcopy.h"
 #include "symtab/intmap.h"
@@ -32,6 +34,8 @@ struct embedder {
 	uint64_t raw, packed;		/* section bytes copied; bytes in the file */
 	uint64_t names;			/* of packed: names of LuaJIT's functions (funcs.h) */
 	uint64_t ns;			/* time spent reading and compressing */
+	uint64_t cached;		/* of objects: taken from the cache (embed_cache.h) */
+	struct embed_cache cache;
 };
 
 void embedder__init(struct embedder *e, int off, int debug_info);

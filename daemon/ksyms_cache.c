@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "daemon/cache.h"
 #include "daemon/ksyms_cache.h"
 
 #define KC_MAGIC	"ljsnap-kallsyms 1 "
@@ -20,16 +21,6 @@
 #define KC_MAX		(256u << 20)	/* a larger copy is not read */
 #define KC_PREFIX	4096		/* live bytes compared with the copy */
 #define KC_BOOT_ID	"/proc/sys/kernel/random/boot_id"
-
-/* See ksyms_cache.h. */
-const char *ksyms_cache__dir(void)
-{
-	const char *d = getenv("LJSNAP_CACHE_DIR");
-
-	if (d)
-		return *d ? d : NULL;
-	return "/run/ljsnap";
-}
 
 /* Read up to cap bytes of path with one read (a /proc file gives whole
  * lines); the count or -errno. */
@@ -110,11 +101,10 @@ int ksyms_cache__write(const char *dir, const char *buf, size_t len)
 {
 	const char *end = buf + len, *p, *e, *name;
 	uint64_t a, lo = UINT64_MAX, hi = 0, nonzero = 0;
-	char id[37], path[PATH_MAX], tmp[PATH_MAX], head[128];
-	char *body = NULL, *w;
-	int fd = -1, err, tagged, hn;
+	char id[37], head[128], *body = NULL, *w;
+	int err, tagged, hn;
+	struct iovec iov[2];
 	size_t nlen, blen;
-	struct stat st;
 
 	if ((err = boot_id(id)) != 0)
 		return err;
@@ -151,97 +141,32 @@ int ksyms_cache__write(const char *dir, const char *buf, size_t len)
 		}
 	}
 	blen = (size_t)(w - body);
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		goto out;
-	}
-	/* a directory of ours no one else can write into */
-	if (lstat(dir, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		err = -EPERM;
-		goto out;
-	}
-	if (snprintf(path, sizeof(path), "%s/" KC_FILE, dir) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/" KC_FILE ".XXXXXX", dir) >= (int)sizeof(tmp)) {
-		err = -ENAMETOOLONG;
-		goto out;
-	}
 	hn = snprintf(head, sizeof(head), KC_MAGIC "%s %" PRIx64 " %" PRIx64 " %zu\n", id, lo, hi,
 		      blen);
-	if ((fd = mkstemp(tmp)) < 0) {	/* mode 0600 */
-		err = -errno;
-		goto out;
-	}
-	errno = 0;
-	if (write(fd, head, (size_t)hn) != hn || write(fd, body, blen) != (ssize_t)blen) {
-		err = errno ? -errno : -EIO;
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path)) {
-		err = -errno;
-		unlink(tmp);
-		goto out;
-	}
-	err = 0;
+	iov[0] = (struct iovec){ head, (size_t)hn };
+	iov[1] = (struct iovec){ body, blen };
+	if ((err = cache__mkdir(dir)) == 0)
+		err = cache__write(dir, KC_FILE, iov, 2);
 out:
-	if (fd >= 0)
-		close(fd);
 	free(body);
 	return err;
 }
-
-/* Read the whole regular file fd (st) into a malloc'ed, NUL-terminated *b. */
-static int read_file(int fd, const struct stat *st, char **b)
-{
-	size_t n = 0, sz = (size_t)st->st_size;
-	char *buf = malloc(sz + 1);
-	ssize_t got;
-
-	if (!buf)
-		return -ENOMEM;
-	while (n < sz) {
-		got = read(fd, buf + n, sz - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			free(buf);
-			return got < 0 ? -errno : -ESTALE;
-		}
-		n += (size_t)got;
-	}
-	buf[n] = 0;
-	*b = buf;
-	return 0;
-}
-
 /* See ksyms_cache.h. */
 int ksyms_cache__read(const char *dir, const char *kallsyms, char **bufp, size_t *len,
 		      uint64_t *lo, uint64_t *hi)
 {
 	char path[PATH_MAX], id[37], fid[37], live[KC_PREFIX], *b = NULL, *nl;
 	unsigned long long l, h;
-	size_t blen, hlen;
-	struct stat st;
-	int fd, err, used = 0;
+	size_t blen, hlen, sz;
+	int err, used = 0;
 	ssize_t got;
 
 	if (snprintf(path, sizeof(path), "%s/" KC_FILE, dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -ESTALE;
+	if ((err = cache__read(path, KC_MAX, &b, &sz)) != 0)
+		return err;
 	err = -ESTALE;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(KC_MAGIC) || st.st_size > KC_MAX)
-		goto out;
-	if ((err = read_file(fd, &st, &b)) != 0)
-		goto out;
-	err = -ESTALE;
-	nl = memchr(b, '\n', (size_t)st.st_size < 160 ? (size_t)st.st_size : 160);
+	nl = memchr(b, '\n', sz < 160 ? sz : 160);
 	if (!nl || strncmp(b, KC_MAGIC, strlen(KC_MAGIC)))
 		goto out;
 	*nl = 0;
@@ -249,7 +174,7 @@ int ksyms_cache__read(const char *dir, const char *kallsyms, char **bufp, size_t
 	    b + strlen(KC_MAGIC) + used != nl || h <= l)
 		goto out;
 	hlen = (size_t)(nl + 1 - b);
-	if (blen != (size_t)st.st_size - hlen || boot_id(id) || strcmp(id, fid))
+	if (blen != sz - hlen || boot_id(id) || strcmp(id, fid))
 		goto out;
 	/* the same first lines as the live file now */
 	got = read_some(kallsyms ? kallsyms : "/proc/kallsyms", live, sizeof(live));
@@ -264,7 +189,6 @@ int ksyms_cache__read(const char *dir, const char *kallsyms, char **bufp, size_t
 	b = NULL;
 	err = 0;
 out:
-	close(fd);
 	free(b);
 	return err;
 }

@@ -12,12 +12,12 @@
  * above the kernel image) is checked when the copy is written: a line that
  * is not the core kernel's, inside [lo, hi], and no copy is written.
  *
- * The copy is one file, DIR/kallsyms, mode 0600 in a 0700 DIR, written
- * whole under a temporary name and renamed.  Its first line says
+ * The copy is one file, kallsyms, in the recorder's cache directory
+ * (cache.h, which also says when a file there is trusted).  Its first line
+ * says
  *   ljsnap-kallsyms 1 BOOT_ID LO HI BODY_BYTES
  * (hexadecimal LO and HI) and the body follows: the lines as kallsyms has
- * them.  It is used only when it is a regular file of this user that no one
- * else may write, its boot id is the running kernel's, its size is what the
+ * them.  It is used only when cache.h trusts the file, its boot id is the running kernel's, its size is what the
  * first line says, and its first lines are byte for byte the first lines
  * /proc/kallsyms shows now (so hidden addresses, kernel.kptr_restrict, turn
  * it off as they turn off kallsyms itself).
@@ -27,10 +27,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Where the copy lives: $LJSNAP_CACHE_DIR when set (empty: no copy), else
- * /run/ljsnap (a tmpfs on Debian, emptied at every boot).  NULL: none. */
-const char *ksyms_cache__dir(void);
 
 /* The copy in dir: its body (malloc'ed, NUL-terminated) in *buf, *len bytes,
  * and the core kernel's text [*lo, *hi).  kallsyms is the live file to

@@ -427,6 +427,7 @@ static void finish(struct recorder *rc, int quiet)
 	st[n++] = (struct snapfile_stat){ "embedded_raw_bytes", rc->emb.raw };
 	st[n++] = (struct snapfile_stat){ "embedded_bytes", rc->emb.packed };
 	st[n++] = (struct snapfile_stat){ "embed_ns", rc->emb.ns };
+	st[n++] = (struct snapfile_stat){ "embedded_cached", rc->emb.cached };
 	st[n++] = (struct snapfile_stat){ "harvest_prefetch_calls", hs->prefetch_calls };
 	st[n++] = (struct snapfile_stat){ "harvest_prefetched", hs->prefetched };
 	n += record_rate__stats(rc, end_ns, st + n);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "daemon/cache.h"
 #include "daemon/ksyms_cache.h"
 #include "daemon/record.h"
 #include "symtab/ksyms.h"
@@ -236,7 +237,7 @@ static int needed(const struct klines *kl, const uint64_t *ips, size_t n, uint64
 /* Where the ksyms of the kernel ips come from. */
 struct ksyms_where {
 	const char *kallsyms;	/* NULL: /proc/kallsyms */
-	const char *cache;	/* the per-boot copy's directory (ksyms_cache.h); NULL: none */
+	const char *cache;	/* the cache directory (cache.h) of the per-boot copy; NULL: none */
 };
 
 /* The kallsyms text that answers for the n ips (ascending) in *buf (len
@@ -343,7 +344,7 @@ void record__write_ksyms(struct recorder *rc)
 	ips = rc->kips && rc->w ? ksym_ipset__values(rc->kips, &n) : NULL;
 	if (!n)
 		return;
-	kw.cache = ksyms_cache__dir();
+	kw.cache = cache__dir();
 	err = select_ksyms(&kw, ips, n, &ks, &sel, &nsel, &rc->ksyms_cached);
 	if (err) {
 		if (!rc->o.quiet)
