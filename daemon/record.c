@@ -377,7 +377,7 @@ static void finish(struct recorder *rc, int quiet)
 	static const char *names[] = LJS_ERR_NAMES;
 	static const struct harvest_stats none;
 	const struct harvest_stats *hs = rc->hv ? harvest__stats(rc->hv) : &none;
-	struct snapfile_stat st[LJS_ERR__MAX + 40];
+	struct snapfile_stat st[LJS_ERR__MAX + 48];
 	uint64_t end_ns = now_ns();
 	uint64_t ctr[LJS_ERR__MAX] = { 0 }, run_ns = 0, run_cnt = 0, undrained;
 	uint32_t it = 0, nlj = 0, nproc = 0, k;
